@@ -1,0 +1,179 @@
+// Package result holds the plain data every producer (runner, load generator, probes) fills and
+// every reporter reads. It has no behaviour beyond small helpers; it imports nothing of mcpspec.
+package result
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SchemaVersion identifies the JSON shape of [Run] (schema/results.v1.json).
+const SchemaVersion = "1"
+
+// Status is the outcome of one test.
+type Status string
+
+const (
+	// Passed: every assertion held.
+	Passed Status = "passed"
+	// Failed: an assertion failed (or an expected error did not come).
+	Failed Status = "failed"
+	// Errored: the test could not be carried out (connection, timeout, crash …).
+	Errored Status = "error"
+	// Skipped: filtered out, or a dependency did not pass, or the run was interrupted first.
+	Skipped Status = "skipped"
+)
+
+// Run is one execution of one or more collections.
+type Run struct {
+	SchemaVersion string        `json:"schemaVersion"`
+	ID            string        `json:"id"`
+	StartedAt     time.Time     `json:"startedAt"`
+	Duration      time.Duration `json:"durationNs"`
+	// Interrupted is set when the run was stopped (Ctrl-C, --bail) before every test ran.
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Environment string        `json:"environment,omitempty"`
+	Git         *Git          `json:"git,omitempty"`
+	Collections []*Collection `json:"collections"`
+}
+
+// Git records where the run came from, for baselines per branch.
+type Git struct {
+	Branch string `json:"branch,omitempty"`
+	Commit string `json:"commit,omitempty"`
+}
+
+// Collection is the result of one collection file.
+type Collection struct {
+	Name string `json:"name"`
+	File string `json:"file,omitempty"`
+	// Servers lists each server the collection used, as connected.
+	Servers   []Server      `json:"servers,omitempty"`
+	StartedAt time.Time     `json:"startedAt"`
+	Duration  time.Duration `json:"durationNs"`
+	Tests     []*Test       `json:"tests"`
+	// Tools is the tools/list snapshot per server name, for baseline schema diffs.
+	Tools map[string][]Tool `json:"tools,omitempty"`
+}
+
+// Server describes one connected server.
+type Server struct {
+	Name            string `json:"name"`
+	Transport       string `json:"transport"`
+	Target          string `json:"target"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	ServerName      string `json:"serverName,omitempty"`
+	ServerVersion   string `json:"serverVersion,omitempty"`
+	// StderrPath is where the server's stderr was saved (stdio).
+	StderrPath string `json:"stderrPath,omitempty"`
+}
+
+// Tool is a tools/list entry kept for schema comparison.
+type Tool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+}
+
+// Test is the result of one test case.
+type Test struct {
+	ID       string        `json:"id"`
+	Name     string        `json:"name"`
+	Tags     []string      `json:"tags,omitempty"`
+	Server   string        `json:"server,omitempty"`
+	Kind     string        `json:"kind"` // tool, read, prompt, list, complete, request
+	Target   string        `json:"target,omitempty"`
+	Status   Status        `json:"status"`
+	Duration time.Duration `json:"durationNs"`
+	// Latency is the wire latency of the final attempt's request.
+	Latency time.Duration `json:"latencyNs"`
+	// Attempts holds every attempt, the last one deciding Status.
+	Attempts []Attempt `json:"attempts"`
+	// Failures are the failed assertions of the final attempt.
+	Failures []Failure `json:"failures,omitempty"`
+	// Error is set when Status is Errored.
+	Error *Error `json:"error,omitempty"`
+	// SkipReason says why a test was skipped.
+	SkipReason string `json:"skipReason,omitempty"`
+	// Request and Response are excerpts (secrets masked) of the final attempt.
+	Request  string `json:"request,omitempty"`
+	Response string `json:"response,omitempty"`
+	// Stderr is an excerpt of the server's stderr written during the test, if any.
+	Stderr string `json:"stderr,omitempty"`
+	// Extracted are the variables this test extracted (secrets masked).
+	Extracted map[string]string `json:"extracted,omitempty"`
+}
+
+// Attempt is one try of a test.
+type Attempt struct {
+	Status   Status        `json:"status"`
+	Duration time.Duration `json:"durationNs"`
+	Latency  time.Duration `json:"latencyNs"`
+	Failures []Failure     `json:"failures,omitempty"`
+	Error    *Error        `json:"error,omitempty"`
+}
+
+// Failure is one failed assertion.
+type Failure struct {
+	// Assertion is the assertion's type ("equals", "expr" …).
+	Assertion string `json:"assertion"`
+	Path      string `json:"path,omitempty"`
+	Expected  string `json:"expected,omitempty"`
+	Actual    string `json:"actual,omitempty"`
+	Message   string `json:"message"`
+	// Line is the collection line of the assertion, when known.
+	Line int `json:"line,omitempty"`
+}
+
+// Error is a failure to carry out a test, classified by the session's fault taxonomy.
+type Error struct {
+	Category string `json:"category"`
+	Message  string `json:"message"`
+	Code     int    `json:"code,omitempty"`
+	Hint     string `json:"hint,omitempty"`
+}
+
+// Counts tallies test outcomes.
+type Counts struct {
+	Total, Passed, Failed, Errored, Skipped int
+}
+
+// Counts tallies the tests of every collection.
+func (r *Run) Counts() Counts {
+	var c Counts
+	for _, col := range r.Collections {
+		cc := col.Counts()
+		c.Total += cc.Total
+		c.Passed += cc.Passed
+		c.Failed += cc.Failed
+		c.Errored += cc.Errored
+		c.Skipped += cc.Skipped
+	}
+	return c
+}
+
+// Counts tallies the tests of one collection.
+func (c *Collection) Counts() Counts {
+	var n Counts
+	for _, t := range c.Tests {
+		n.Total++
+		switch t.Status {
+		case Passed:
+			n.Passed++
+		case Failed:
+			n.Failed++
+		case Errored:
+			n.Errored++
+		case Skipped:
+			n.Skipped++
+		}
+	}
+	return n
+}
+
+// OK reports whether no test failed or errored.
+func (r *Run) OK() bool {
+	c := r.Counts()
+	return c.Failed == 0 && c.Errored == 0
+}

@@ -1,0 +1,145 @@
+// Package transport defines how mcpspec moves JSON-RPC frames to and from an MCP server.
+//
+// A transport moves whole frames and nothing more: it does not decode JSON-RPC beyond what its
+// wire format needs (the HTTP transports peek at the envelope to set headers). Correlation,
+// deadlines and fault classification live in package session.
+//
+// Each transport lives in its own subpackage (stdio, tcp, streamable, sse, ws, pipe) and offers
+// a configuration type that implements [Dialer].
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// MaxFrameSize is the default largest frame a transport accepts (16 MiB); a larger one is
+// reported as a [FrameError] and skipped, never buffered without bound.
+const MaxFrameSize = 16 << 20
+
+// Dialer opens a connection to one server: it spawns a process, or connects a socket, or
+// prepares an HTTP client. Dial must honour ctx's deadline.
+type Dialer interface {
+	Dial(ctx context.Context) (Conn, error)
+}
+
+// Conn is one open connection to a server.
+//
+// Concurrency: Send may be called from many goroutines at once. Recv is called by one goroutine
+// only (the session's reader). Close may be called at any time, from any goroutine, more than
+// once; it unblocks a pending Recv, which then returns [ErrClosed].
+type Conn interface {
+	// Send writes one frame: a complete JSON-RPC message without framing bytes (no trailing
+	// newline). It returns once the frame is handed to the wire (stdio/tcp: buffered and
+	// flushed when the write queue empties; HTTP: once the response status is known).
+	// For HTTP a non-2xx answer is returned as a *[StatusError].
+	Send(ctx context.Context, frame []byte) error
+	// Recv returns the next frame received from the server. A framing fault that the connection
+	// survives (too long, invalid UTF-8, a truncated line) comes back as a Frame whose Err is set.
+	// A non-nil error is terminal: [ErrClosed] after Close, an *[ExitError] when a child process
+	// died, or another error (io.EOF, a reset) when the peer went away.
+	Recv() (Frame, error)
+	// Close ends the connection: stdio closes stdin, waits, then SIGTERM, then SIGKILL of the
+	// whole process tree; HTTP sends DELETE for a session; sockets close.
+	Close() error
+}
+
+// Frame is one message received from the server.
+type Frame struct {
+	// Data is the message bytes as received, without framing; the receiver owns it.
+	// For a framing fault it holds the offending bytes, truncated to [ExcerptSize].
+	Data []byte
+	// At is when the last byte of the frame arrived.
+	At time.Time
+	// Err is set when the bytes could not be framed as one message: a *[FrameError].
+	Err error
+}
+
+// ExcerptSize is how many bytes of an offending frame are kept for reports.
+const ExcerptSize = 512
+
+// ErrClosed is returned by Recv and Send after Close.
+var ErrClosed = errors.New("transport: connection closed")
+
+// FrameError is a framing fault: the bytes could not be delimited or decoded as one message.
+type FrameError struct {
+	// Reason is a short slug: "too-long", "invalid-utf8", "truncated", "binary-frame", "bad-sse".
+	Reason string
+	// Size is the length of the offending frame in bytes, when known.
+	Size int
+}
+
+func (e *FrameError) Error() string {
+	if e.Size > 0 {
+		return fmt.Sprintf("transport: malformed frame (%s, %d bytes)", e.Reason, e.Size)
+	}
+	return fmt.Sprintf("transport: malformed frame (%s)", e.Reason)
+}
+
+// ExitError reports that a server process ended while the connection was open.
+type ExitError struct {
+	// Code is the exit code, or -1 when the process died of a signal.
+	Code int
+	// Signal names the signal that ended the process ("killed", "segmentation fault"), if any.
+	Signal string
+	// StderrTail is the last lines the process wrote to stderr.
+	StderrTail string
+	// StderrPath is where the whole stderr was saved, if it was.
+	StderrPath string
+}
+
+func (e *ExitError) Error() string {
+	s := fmt.Sprintf("server process exited with code %d", e.Code)
+	if e.Signal != "" {
+		s = "server process killed by signal: " + e.Signal
+	}
+	return s
+}
+
+// StatusError is an HTTP answer outside 2xx.
+type StatusError struct {
+	Status      int
+	ContentType string
+	// Body is the response body, truncated to 64 KiB.
+	Body []byte
+	// SessionID is the Mcp-Session-Id the request carried, if any (a 404 with one means the
+	// session is gone and the client must re-initialize).
+	SessionID string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("transport: HTTP %d: %s", e.Status, Excerpt(e.Body, 200))
+}
+
+// Process is implemented by connections that run a child process (stdio).
+type Process interface {
+	// PID is the child's process id.
+	PID() int
+	// StderrTail returns the last lines the child wrote to stderr (at most about 4 KiB).
+	StderrTail() string
+	// StderrPath is the file holding the child's whole stderr, or "".
+	StderrPath() string
+}
+
+// Versioned is implemented by connections that carry the protocol version outside the frames
+// (HTTP's MCP-Protocol-Version header). The session calls it once the version is known.
+type Versioned interface {
+	SetProtocolVersion(v string)
+}
+
+// Sessioned is implemented by connections that hold a server-assigned session (Streamable
+// HTTP's Mcp-Session-Id). ResetSession forgets it so a new initialize starts a new one.
+type Sessioned interface {
+	SessionID() string
+	ResetSession()
+}
+
+// Excerpt returns at most n bytes of b as a string, marking a cut with "…".
+func Excerpt(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
