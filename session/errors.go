@@ -58,6 +58,8 @@ type Error struct {
 	Hint string
 	// Err is the underlying cause, if any.
 	Err error
+	// Response is, for a Hang, the response that arrived within the grace period.
+	Response *Response
 }
 
 func (e *Error) Error() string {

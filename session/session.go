@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
 )
-
-// errTODO marks the API contract before its implementation lands. It must not survive.
-var errTODO = errors.New("session: not implemented yet")
 
 // Options configures a session. A nil *Options means defaults.
 type Options struct {
@@ -59,91 +59,252 @@ const (
 	Received
 )
 
+// Defaults applied by [Open] to zero [Options] fields.
+const (
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultMaxPages       = 1000
+	// maxMRTR bounds input_required retries of one call.
+	maxMRTR = 8
+	// closeWait bounds how long Close waits for the reader and reply goroutines.
+	closeWait = 5 * time.Second
+)
+
+// ErrClosed is wrapped by the Cancelled failure of calls made after or during Close.
+var ErrClosed = errors.New("session: closed")
+
+// ErrIDInUse is wrapped by the failure of [Session.RequestRaw] with an id already pending.
+var ErrIDInUse = errors.New("session: request id already pending")
+
+// ErrNotInEra is returned by methods the negotiated protocol era does not have
+// (logging/setLevel in the stateless era).
+var ErrNotInEra = errors.New("session: method not available in this protocol era")
+
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.ClientInfo.Name == "" {
+		out.ClientInfo = Implementation{Name: "mcpspec", Version: buildVersion()}
+	}
+	if out.RequestTimeout <= 0 {
+		out.RequestTimeout = DefaultRequestTimeout
+	}
+	if out.ConnectTimeout <= 0 {
+		out.ConnectTimeout = DefaultConnectTimeout
+	}
+	if out.HangThreshold > 0 && out.HangGrace <= 0 {
+		out.HangGrace = 2 * out.HangThreshold
+	}
+	if out.MaxPages <= 0 {
+		out.MaxPages = DefaultMaxPages
+	}
+	return out
+}
+
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
 // Session is one client session with an MCP server over one transport connection.
 // All methods are safe for concurrent use.
-type Session struct{}
+type Session struct {
+	conn   transport.Conn
+	dialer transport.Dialer
+	opts   Options
+	caps   []byte // the client capabilities object, encoded once
+
+	// nextID issues request ids; they start at 1 and are never reused.
+	nextID atomic.Int64
+
+	// mu guards pending, abandoned, unroutable, closing and dead: everything the reader and the
+	// callers hand over between them.
+	mu         sync.Mutex
+	pending    map[int64]*call
+	abandoned  abandonedSet
+	unroutable []unroutable
+	closing    bool
+	dead       *Error // how the connection ended; later calls fail with a copy
+
+	// stateMu guards the negotiated state below, which a re-initialize may replace.
+	stateMu      sync.RWMutex
+	era          Era
+	version      string
+	serverInfo   Implementation
+	serverCaps   json.RawMessage
+	instructions string
+	meta         []byte // stateless era: the `_meta` members every request carries (no braces)
+	gen          uint64 // handshake generation, bumped by each re-initialize
+
+	// reinitMu serializes re-initialization after an HTTP 404 for a lost session.
+	reinitMu sync.Mutex
+
+	// findMu guards findings and findNext (a ring of the last maxFindings findings).
+	findMu   sync.Mutex
+	findings []Finding
+	findNext int
+
+	readerDone chan struct{}
+	replies    sync.WaitGroup // goroutines answering server→client requests
+	closeOnce  sync.Once
+	closeErr   error
+}
 
 // Open dials d, detects the protocol era (unless opts pins a version), performs the handshake
 // and returns a ready session. It fails with a classified *Error.
 func Open(ctx context.Context, d transport.Dialer, opts *Options) (*Session, error) {
-	return nil, errTODO
+	o := opts.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	s, err := dial(ctx, d, o)
+	if err != nil {
+		return nil, err
+	}
+	herr := s.handshake(ctx)
+	if herr == nil {
+		return s, nil
+	}
+	_ = s.Close()
+	fb, ok := d.(interface{ Fallback() transport.Dialer })
+	if !ok || !wantsFallback(herr) {
+		return nil, herr
+	}
+	// Streamable HTTP refused the legacy handshake: try the legacy HTTP+SSE transport.
+	s2, err := dial(ctx, fb.Fallback(), o)
+	if err != nil {
+		return nil, errors.Join(herr, err)
+	}
+	v := o.ProtocolVersion
+	if v == "" || isStateless(v) {
+		v = Version20251125
+	}
+	if err := s2.initialize(ctx, v); err != nil {
+		_ = s2.Close()
+		return nil, errors.Join(herr, err)
+	}
+	return s2, nil
+}
+
+// dial connects and starts the reader.
+func dial(ctx context.Context, d transport.Dialer, o Options) (*Session, error) {
+	conn, err := d.Dial(ctx)
+	if err != nil {
+		e := classifyConnErr(err, nil)
+		if errors.Is(err, context.DeadlineExceeded) {
+			e.Category = Timeout
+		}
+		e.Method, e.Message = "dial", "cannot connect to the server: "+err.Error()
+		return nil, e
+	}
+	s := &Session{
+		conn:       conn,
+		dialer:     d,
+		opts:       o,
+		pending:    make(map[int64]*call),
+		readerDone: make(chan struct{}),
+	}
+	s.caps = s.capabilities()
+	go s.readLoop()
+	return s, nil
 }
 
 // Close ends the session and the connection; it waits for the reader to stop.
-func (s *Session) Close() error { return errTODO }
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		pend := s.pending
+		s.pending = make(map[int64]*call)
+		s.mu.Unlock()
+		s.failAll(pend, &Error{Category: Cancelled, Message: "session closed", Err: ErrClosed})
+		s.closeErr = s.conn.Close()
+		t := time.NewTimer(closeWait)
+		defer t.Stop()
+		select {
+		case <-s.readerDone:
+		case <-t.C:
+			s.closeErr = errors.Join(s.closeErr, errors.New("session: close: reader did not stop within "+closeWait.String()))
+			return
+		}
+		replies := make(chan struct{})
+		go func() { s.replies.Wait(); close(replies) }()
+		select {
+		case <-replies:
+		case <-t.C:
+			s.closeErr = errors.Join(s.closeErr, errors.New("session: close: replies to server requests did not finish within "+closeWait.String()))
+		}
+	})
+	return s.closeErr
+}
 
 // Era reports the detected or pinned protocol era.
-func (s *Session) Era() Era { return "" }
+func (s *Session) Era() Era {
+	s.stateMu.RLock()
+	defer s.stateMu.RUnlock()
+	return s.era
+}
 
 // ProtocolVersion is the negotiated protocol version.
-func (s *Session) ProtocolVersion() string { return "" }
+func (s *Session) ProtocolVersion() string {
+	s.stateMu.RLock()
+	defer s.stateMu.RUnlock()
+	return s.version
+}
 
 // ServerInfo is the server's self-description (serverInfo).
-func (s *Session) ServerInfo() Implementation { return Implementation{} }
+func (s *Session) ServerInfo() Implementation {
+	s.stateMu.RLock()
+	defer s.stateMu.RUnlock()
+	return s.serverInfo
+}
 
 // ServerCapabilities is the raw capabilities object the server declared.
-func (s *Session) ServerCapabilities() json.RawMessage { return nil }
+func (s *Session) ServerCapabilities() json.RawMessage {
+	s.stateMu.RLock()
+	defer s.stateMu.RUnlock()
+	return s.serverCaps
+}
 
 // Instructions is the server's instructions string, if any.
-func (s *Session) Instructions() string { return "" }
+func (s *Session) Instructions() string {
+	s.stateMu.RLock()
+	defer s.stateMu.RUnlock()
+	return s.instructions
+}
 
 // Conn is the underlying transport connection (for PID, stderr, raw sends).
-func (s *Session) Conn() transport.Conn { return nil }
+func (s *Session) Conn() transport.Conn { return s.conn }
 
-// Findings returns what the session could not route so far.
-func (s *Session) Findings() []Finding { return nil }
-
-// Request sends a request with params (any JSON-encodable value or json.RawMessage) and waits
-// for its response. A JSON-RPC error response and every transport failure come back as *Error.
-func (s *Session) Request(ctx context.Context, method string, params any) (*Response, error) {
-	return nil, errTODO
+// Findings returns what the session could not route so far (the last 1000), oldest first.
+func (s *Session) Findings() []Finding {
+	s.findMu.Lock()
+	defer s.findMu.Unlock()
+	if len(s.findings) < maxFindings {
+		return append([]Finding(nil), s.findings...)
+	}
+	out := make([]Finding, 0, maxFindings)
+	out = append(out, s.findings[s.findNext:]...)
+	return append(out, s.findings[:s.findNext]...)
 }
 
-// Notify sends a notification.
-func (s *Session) Notify(ctx context.Context, method string, params any) error { return errTODO }
-
-// Ping sends ping (legacy era) and waits for the empty result.
-func (s *Session) Ping(ctx context.Context) error { return errTODO }
-
-// ListTools returns every tool, following nextCursor until the last page.
-func (s *Session) ListTools(ctx context.Context) ([]Tool, error) { return nil, errTODO }
-
-// CallTool calls a tool. A result with isError is returned with a nil error.
-func (s *Session) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*ToolResult, error) {
-	return nil, errTODO
+// finding records f and hands it to OnFinding.
+func (s *Session) finding(f Finding) {
+	if len(f.Frame) > transport.ExcerptSize {
+		f.Frame = f.Frame[:transport.ExcerptSize]
+	}
+	s.findMu.Lock()
+	if len(s.findings) < maxFindings {
+		s.findings = append(s.findings, f)
+	} else {
+		s.findings[s.findNext] = f
+		s.findNext = (s.findNext + 1) % maxFindings
+	}
+	s.findMu.Unlock()
+	if s.opts.OnFinding != nil {
+		s.opts.OnFinding(f)
+	}
 }
-
-// ListResources returns every resource (all pages).
-func (s *Session) ListResources(ctx context.Context) ([]Resource, error) { return nil, errTODO }
-
-// ListResourceTemplates returns every resource template (all pages).
-func (s *Session) ListResourceTemplates(ctx context.Context) ([]ResourceTemplate, error) {
-	return nil, errTODO
-}
-
-// ReadResource reads one resource; the raw result holds `contents`.
-func (s *Session) ReadResource(ctx context.Context, uri string) (*Response, error) {
-	return nil, errTODO
-}
-
-// ListPrompts returns every prompt (all pages).
-func (s *Session) ListPrompts(ctx context.Context) ([]Prompt, error) { return nil, errTODO }
-
-// GetPrompt gets one prompt with arguments; the raw result holds `messages`.
-func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (*Response, error) {
-	return nil, errTODO
-}
-
-// Complete asks completion/complete for ref ({"type":"ref/prompt","name":…} or
-// {"type":"ref/resource","uri":…}) and one argument.
-func (s *Session) Complete(ctx context.Context, ref any, argName, argValue string) (*Response, error) {
-	return nil, errTODO
-}
-
-// SetLogLevel sends logging/setLevel (legacy era only).
-func (s *Session) SetLogLevel(ctx context.Context, level string) error { return errTODO }
-
-// SendRaw writes arbitrary bytes as one frame, bypassing encoding and correlation (fuzzer).
-// Responses to raw frames that carry ids the session did not issue reach OnFinding, and all
-// received frames reach OnFrame.
-func (s *Session) SendRaw(ctx context.Context, frame []byte) error { return errTODO }

@@ -1,0 +1,329 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/mcpspec/mcpspec/session/transport"
+)
+
+// This file correlates requests with responses: the pending map, the wait with its deadline
+// and hang detector, and the hand-off between the reader and the waiting caller.
+//
+// Ownership rule: whoever removes a call from Session.pending (under Session.mu) completes it,
+// exactly once. The reader, Close and a failing connection complete it by filling its fields
+// and sending on done; a caller that gives up (deadline, cancel) removes it itself and owns it.
+// A caller that finds its call already removed waits on done, which is then certain to come.
+
+// call is one request waiting for its response.
+type call struct {
+	id   int64
+	sent time.Time
+	// done receives exactly one value from the goroutine that completed the call.
+	done chan struct{}
+	// progress, when set, receives notifications/progress whose token is id.
+	progress func(Progress)
+
+	// Written by the completer before the send on done:
+	result json.RawMessage
+	at     time.Time
+	fail   *Error
+}
+
+var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+
+func getCall(id int64) *call {
+	c := callPool.Get().(*call)
+	c.id = id
+	return c
+}
+
+func putCall(c *call) {
+	c.progress, c.result, c.fail = nil, nil, nil
+	c.at, c.sent = time.Time{}, time.Time{}
+	callPool.Put(c)
+}
+
+var timerPool = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
+func getTimer(d time.Duration) *time.Timer {
+	t := timerPool.Get().(*time.Timer)
+	t.Reset(d)
+	return t
+}
+
+// putTimer stops t and pools it; since Go 1.23 a stopped timer delivers no stale value.
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timerPool.Put(t)
+}
+
+// unroutable is a received frame that answered no pending call: a malformed frame with no
+// salvageable id or a response without an id. A call that later times out is blamed on it.
+type unroutable struct {
+	at       time.Time
+	category Category
+	message  string
+	frame    []byte
+	err      error
+}
+
+const (
+	maxUnroutable = 64
+	maxAbandoned  = 4096
+	maxFindings   = 1000
+)
+
+// abandonedSet remembers the ids of calls given up recently so a late response is reported as
+// such. It is bounded: the oldest ids are forgotten first.
+type abandonedSet struct {
+	cat  map[int64]Category
+	ring []int64
+	next int
+}
+
+func (a *abandonedSet) add(id int64, c Category) {
+	if a.cat == nil {
+		a.cat = make(map[int64]Category)
+		a.ring = make([]int64, maxAbandoned)
+	}
+	if old := a.ring[a.next]; old != 0 {
+		delete(a.cat, old)
+	}
+	a.ring[a.next] = id
+	a.next = (a.next + 1) % maxAbandoned
+	a.cat[id] = c
+}
+
+func (a *abandonedSet) take(id int64) (Category, bool) {
+	c, ok := a.cat[id]
+	if ok {
+		delete(a.cat, id)
+	}
+	return c, ok
+}
+
+// register adds c to the pending calls, or fails when the session cannot take calls.
+func (s *Session) register(c *call) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead != nil {
+		e := *s.dead
+		return &e
+	}
+	if s.closing {
+		return &Error{Category: Cancelled, Message: "session closed", Err: ErrClosed}
+	}
+	if _, dup := s.pending[c.id]; dup {
+		return &Error{Category: ProtocolError, Message: "id already pending", Err: ErrIDInUse}
+	}
+	s.pending[c.id] = c
+	return nil
+}
+
+// take removes c from the pending calls; true means the caller now owns its completion.
+func (s *Session) take(c *call, why Category) (owned bool, blame *unroutable) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending[c.id] != c {
+		return false, nil
+	}
+	delete(s.pending, c.id)
+	if why != "" {
+		s.abandoned.add(c.id, why)
+	}
+	if why == Timeout || why == Deadlock {
+		for i, u := range s.unroutable {
+			if !u.at.Before(c.sent) {
+				s.unroutable = append(s.unroutable[:i], s.unroutable[i+1:]...)
+				return true, &u
+			}
+		}
+	}
+	return true, nil
+}
+
+// waitSpec tunes one wait.
+type waitSpec struct {
+	method  string
+	timeout time.Duration
+	// noHang turns the hang detector off (handshake requests).
+	noHang bool
+	// noCancel suppresses notifications/cancelled (initialize, the discover probe).
+	noCancel bool
+}
+
+// await waits for c's outcome. It returns the result or a classified failure; a Hang failure
+// comes with the late result as well.
+func (s *Session) await(ctx context.Context, c *call, w *waitSpec) (json.RawMessage, time.Time, *Error) {
+	deadline := c.sent.Add(w.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	timer := getTimer(time.Until(deadline))
+	defer putTimer(timer)
+
+	var hangC <-chan time.Time
+	var hangT *time.Timer
+	threshold := s.opts.HangThreshold
+	if threshold > 0 && !w.noHang {
+		hangT = getTimer(time.Until(c.sent.Add(threshold)))
+		defer putTimer(hangT)
+		hangC = hangT.C
+	}
+	hung := false
+	for {
+		var why Category
+		select {
+		case <-c.done:
+			return s.outcome(c, w, hung)
+		case <-ctx.Done():
+			why = Cancelled
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				why = Timeout
+			}
+		case <-timer.C:
+			why = Timeout
+		case <-hangC:
+			if !hung {
+				hung = true
+				hangT.Reset(time.Until(c.sent.Add(threshold + s.opts.HangGrace)))
+				continue
+			}
+			why = Deadlock
+		}
+		owned, blame := s.take(c, why)
+		if !owned {
+			<-c.done
+			return s.outcome(c, w, hung)
+		}
+		return nil, time.Time{}, s.giveUp(ctx, c, w, why, blame)
+	}
+}
+
+// outcome reads a completed call.
+func (s *Session) outcome(c *call, w *waitSpec, hung bool) (json.RawMessage, time.Time, *Error) {
+	if c.fail != nil {
+		e := c.fail
+		e.Method, e.ID = w.method, c.id
+		end := c.at
+		if end.IsZero() {
+			end = time.Now()
+		}
+		e.Elapsed = end.Sub(c.sent)
+		if hung && (e.Category == ServerError || e.Category == ProtocolError) {
+			e.Hint = "answered after the hang threshold (" + s.opts.HangThreshold.String() + "); the error came late: " + string(e.Category)
+			e.Category = Hang
+		}
+		return nil, c.at, e
+	}
+	if hung {
+		lat := c.at.Sub(c.sent)
+		return c.result, c.at, &Error{
+			Category: Hang, Method: w.method, ID: c.id, Elapsed: lat,
+			Message: "response arrived after the hang threshold (" + s.opts.HangThreshold.String() + ") within the grace period",
+			Hint:    "the server is slow under this load; the response is kept in Error.Response",
+		}
+	}
+	return c.result, c.at, nil
+}
+
+// giveUp classifies a call its caller abandoned and tells the server (legacy era).
+func (s *Session) giveUp(ctx context.Context, c *call, w *waitSpec, why Category, blame *unroutable) *Error {
+	elapsed := time.Since(c.sent)
+	e := &Error{Category: why, Method: w.method, ID: c.id, Elapsed: elapsed}
+	switch why {
+	case Cancelled:
+		e.Message, e.Err = "cancelled by the caller", ctx.Err()
+	case Timeout:
+		e.Message = "no response within " + elapsed.Round(time.Millisecond).String()
+		if ctx.Err() != nil {
+			e.Err = ctx.Err()
+		}
+	case Deadlock:
+		e.Message = "no response within the hang threshold plus grace (" + (s.opts.HangThreshold + s.opts.HangGrace).String() + ")"
+		e.Hint = "the server appears stuck on this request (lazy init, lock, worker starvation)"
+	}
+	if blame != nil {
+		e.Category, e.Frame, e.Err = blame.category, blame.frame, blame.err
+		e.Message = "no routable response; the server sent an unroutable frame during the call: " + blame.message
+	}
+	if !w.noCancel && s.Era() == EraLegacy {
+		s.sendCancelled(ctx, c.id, e.Message)
+	}
+	return e
+}
+
+// sendCancelled sends notifications/cancelled for id, bounded to one second.
+func (s *Session) sendCancelled(ctx context.Context, id int64, reason string) {
+	b := make([]byte, 0, 128+len(reason))
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+	b = appendInt(b, id)
+	b = append(b, `,"reason":`...)
+	b = appendString(b, reason)
+	b = append(b, "}}"...)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = s.send(cctx, b)
+}
+
+// send hands one frame to the transport and shows it to OnFrame.
+func (s *Session) send(ctx context.Context, frame []byte) error {
+	if s.opts.OnFrame != nil {
+		s.opts.OnFrame(Sent, transport.Frame{Data: frame, At: time.Now()})
+	}
+	return s.conn.Send(ctx, frame)
+}
+
+// roundTrip sends one pre-encoded request frame with id and waits for its outcome.
+func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *waitSpec, progress func(Progress)) (json.RawMessage, Timing, *Error) {
+	c := getCall(id)
+	c.progress = progress
+	if e := s.register(c); e != nil {
+		putCall(c)
+		e.Method, e.ID = w.method, id
+		return nil, Timing{}, e
+	}
+	if s.opts.OnFrame != nil {
+		s.opts.OnFrame(Sent, transport.Frame{Data: frame, At: time.Now()})
+	}
+	c.sent = time.Now()
+	if err := s.conn.Send(ctx, frame); err != nil {
+		if owned, _ := s.take(c, ""); !owned {
+			// A response (or the connection's end) beat the send error; take that outcome.
+			<-c.done
+			res, at, e := s.outcome(c, w, false)
+			t := Timing{Sent: c.sent, Received: at, Latency: at.Sub(c.sent)}
+			putCall(c)
+			return res, t, e
+		}
+		e := s.classifySend(err)
+		e.Method, e.ID, e.Elapsed = w.method, id, time.Since(c.sent)
+		putCall(c)
+		return nil, Timing{}, e
+	}
+	res, at, e := s.await(ctx, c, w)
+	t := Timing{Sent: c.sent}
+	if !at.IsZero() {
+		t.Received, t.Latency = at, at.Sub(c.sent)
+	}
+	putCall(c)
+	return res, t, e
+}
+
+// failAll completes every pending call with a copy of e (the connection ended or Close).
+func (s *Session) failAll(pend map[int64]*call, e *Error) {
+	now := time.Now()
+	for _, c := range pend {
+		f := *e
+		c.fail, c.at = &f, now
+		c.done <- struct{}{}
+	}
+}

@@ -1,0 +1,17 @@
+// Package session is mcpspec's MCP client: one session with one server over one transport
+// connection.
+//
+// [Open] dials, detects the protocol era (server/discover for the stateless 2026-07-28 era,
+// initialize for 2024-11-05 … 2025-11-25) unless a version is pinned, and performs the
+// handshake. The session then correlates many concurrent requests on the connection by integer
+// id: one reader goroutine decodes only each frame's envelope and hands the raw result to the
+// waiting caller; no goroutine is started per call.
+//
+// Every failed call is one *[Error] with exactly one [Category] (Crash, Deadlock, Hang, Timeout,
+// Disconnected, Malformed, ProtocolError, ServerError, Cancelled). What the session cannot route
+// to a call — an unknown id, a late or duplicate response, a malformed frame without an id — is
+// a [Finding], reported through Options.OnFinding and [Session.Findings], never dropped.
+//
+// For fuzzers and load generators, [Session.SendRaw], [Session.NextID] and [Session.RequestRaw]
+// send hand-built frames, and Options.OnFrame sees every frame in both directions.
+package session

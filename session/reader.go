@@ -1,0 +1,379 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpspec/mcpspec/session/transport"
+)
+
+// readLoop is the session's one reader: it receives frames until the connection ends.
+func (s *Session) readLoop() {
+	defer close(s.readerDone)
+	for {
+		f, err := s.conn.Recv()
+		if err != nil {
+			s.connEnded(err)
+			return
+		}
+		if s.opts.OnFrame != nil {
+			s.opts.OnFrame(Received, f)
+		}
+		if f.At.IsZero() {
+			f.At = time.Now()
+		}
+		s.handleFrame(f)
+	}
+}
+
+// connEnded fails every pending call with the classified end of the connection.
+func (s *Session) connEnded(err error) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	e := classifyConnErr(err, s.conn)
+	s.dead = e
+	pend := s.pending
+	s.pending = make(map[int64]*call)
+	s.mu.Unlock()
+	s.failAll(pend, e)
+}
+
+// handleFrame routes one received frame. Nothing in it may panic on any input.
+func (s *Session) handleFrame(f transport.Frame) {
+	if f.Err != nil {
+		s.malformed(f, f.Err, "framing fault: "+f.Err.Error())
+		return
+	}
+	env, err := decodeEnvelope(f.Data)
+	if err != nil {
+		if i := skipSpace(f.Data, 0); i < len(f.Data) && f.Data[i] == '[' && utf8ValidJSON(f.Data) {
+			// A JSON-RPC batch (2025-03-26): route each member on its own.
+			_ = eachElement(f.Data, func(m []byte) {
+				s.handleFrame(transport.Frame{Data: m, At: f.At})
+			})
+			return
+		}
+		s.malformed(f, err, "not a JSON object: "+err.Error())
+		return
+	}
+	switch env.kind() {
+	case kindResponse:
+		s.response(&env, f)
+	case kindNotification:
+		s.notification(&env, f)
+	default:
+		s.serverRequest(&env, f)
+	}
+}
+
+func utf8ValidJSON(b []byte) bool {
+	end, err := skipValue(b, skipSpace(b, 0), 0)
+	return err == nil && skipSpace(b, end) == len(b) && utf8.Valid(b)
+}
+
+// malformed fails the call named by a salvaged id, or records an unroutable finding.
+func (s *Session) malformed(f transport.Frame, cause error, msg string) {
+	frame := excerpt(f.Data)
+	var c *call
+	s.mu.Lock()
+	for _, id := range salvageIDs(f.Data) {
+		if p, ok := s.pending[id]; ok {
+			c = p
+			delete(s.pending, id)
+			break
+		}
+	}
+	if c == nil {
+		if len(s.unroutable) >= maxUnroutable {
+			s.unroutable = s.unroutable[1:]
+		}
+		s.unroutable = append(s.unroutable, unroutable{at: f.At, category: Malformed, message: msg, frame: frame, err: cause})
+	}
+	s.mu.Unlock()
+	if c == nil {
+		s.finding(Finding{Category: Malformed, Message: "unroutable malformed frame: " + msg, Frame: frame, At: f.At})
+		return
+	}
+	c.fail = &Error{Category: Malformed, Message: msg, Frame: frame, Err: cause}
+	c.at = f.At
+	c.done <- struct{}{}
+}
+
+// response routes a response to its pending call.
+func (s *Session) response(env *envelope, f transport.Frame) {
+	id, ok := parseInt(env.id)
+	if !ok {
+		s.oddID(env, f)
+		return
+	}
+	s.mu.Lock()
+	c, found := s.pending[id]
+	if found {
+		delete(s.pending, id)
+	}
+	var late Category
+	var wasAbandoned bool
+	if !found {
+		late, wasAbandoned = s.abandoned.take(id)
+	}
+	s.mu.Unlock()
+	if !found {
+		var msg string
+		switch {
+		case wasAbandoned:
+			msg = fmt.Sprintf("late response to request %d, which already ended as %s", id, late)
+		case id > 0 && id <= s.nextID.Load():
+			msg = fmt.Sprintf("response for id %d, which is not pending (duplicate, or a raw request's)", id)
+		default:
+			msg = fmt.Sprintf("response with unknown id %d (never issued)", id)
+		}
+		s.finding(Finding{Category: ProtocolError, Message: msg, Frame: excerpt(f.Data), At: f.At})
+		return
+	}
+	c.at = f.At
+	switch {
+	case !env.jsonrpcOK():
+		c.fail = protoErr(f, "the jsonrpc member is "+describe(env.jsonrpc)+", not \"2.0\"")
+	case env.result != nil && env.err != nil:
+		c.fail = protoErr(f, "the response has both result and error")
+	case env.err != nil:
+		c.fail = decodeRPCError(env.err, f)
+	case env.result == nil:
+		c.fail = protoErr(f, "the response has neither result nor error")
+	default:
+		c.result = env.result
+	}
+	c.done <- struct{}{}
+}
+
+// oddID handles a response whose id is missing, null, a string or not an integer.
+func (s *Session) oddID(env *envelope, f transport.Frame) {
+	var msg string
+	switch {
+	case env.id == nil:
+		msg = "a response without an id"
+	case string(env.id) == "null":
+		msg = "a response with a null id"
+	default:
+		msg = "a response with id " + describe(env.id) + " (the client sends only integers)"
+	}
+	if env.err != nil {
+		if e := decodeRPCError(env.err, f); e.Code != 0 {
+			msg += fmt.Sprintf(" carrying error %d: %s", e.Code, e.Message)
+		}
+	}
+	// A string id that spells a pending integer id names its call: fail that one.
+	if str, ok := unquote(env.id); ok {
+		if n, err := strconv.ParseInt(str, 10, 64); err == nil {
+			s.mu.Lock()
+			c, found := s.pending[n]
+			if found {
+				delete(s.pending, n)
+			}
+			s.mu.Unlock()
+			if found {
+				c.at = f.At
+				c.fail = protoErr(f, "the response id is the string "+string(env.id)+"; the request's id was the integer "+str)
+				c.done <- struct{}{}
+				return
+			}
+		}
+	}
+	frame := excerpt(f.Data)
+	s.mu.Lock()
+	if len(s.unroutable) >= maxUnroutable {
+		s.unroutable = s.unroutable[1:]
+	}
+	s.unroutable = append(s.unroutable, unroutable{at: f.At, category: ProtocolError, message: msg, frame: frame})
+	s.mu.Unlock()
+	s.finding(Finding{Category: ProtocolError, Message: "unroutable " + msg, Frame: frame, At: f.At})
+}
+
+func protoErr(f transport.Frame, msg string) *Error {
+	return &Error{Category: ProtocolError, Message: msg, Frame: excerpt(f.Data)}
+}
+
+// decodeRPCError classifies a JSON-RPC error object.
+func decodeRPCError(raw []byte, f transport.Frame) *Error {
+	var code, msg, data []byte
+	err := eachMember(raw, func(k, v []byte) {
+		switch {
+		case keyIs(k, "code"):
+			code = v
+		case keyIs(k, "message"):
+			msg = v
+		case keyIs(k, "data"):
+			data = v
+		}
+	})
+	if err != nil {
+		return protoErr(f, "the error member is not an object")
+	}
+	n, ok := parseInt(code)
+	if !ok || n < -1<<31 || n > 1<<31-1 {
+		return protoErr(f, "the error code is "+describe(code)+", not an integer")
+	}
+	e := &Error{Category: ClassifyCode(int(n)), Code: int(n), Data: data}
+	if m, ok := unquote(msg); ok {
+		e.Message = m
+	} else {
+		e.Message = "(error without a message string)"
+		e.Frame = excerpt(f.Data)
+	}
+	if e.Code == 0 {
+		e.Category = ProtocolError
+		e.Frame = excerpt(f.Data)
+	}
+	return e
+}
+
+// notification delivers a server notification and routes progress to its call.
+func (s *Session) notification(env *envelope, f transport.Frame) {
+	method := env.methodName()
+	if !env.jsonrpcOK() {
+		s.finding(Finding{Category: ProtocolError, Message: "notification " + strconv.Quote(method) + " with jsonrpc " + describe(env.jsonrpc), Frame: excerpt(f.Data), At: f.At})
+	}
+	if method == "notifications/progress" && env.params != nil {
+		s.progress(env.params)
+	}
+	if s.opts.OnNotification != nil {
+		s.opts.OnNotification(Notification{Method: method, Params: env.params, At: f.At})
+	}
+}
+
+func (s *Session) progress(params []byte) {
+	var token, prog, total, msg []byte
+	if eachMember(params, func(k, v []byte) {
+		switch {
+		case keyIs(k, "progressToken"):
+			token = v
+		case keyIs(k, "progress"):
+			prog = v
+		case keyIs(k, "total"):
+			total = v
+		case keyIs(k, "message"):
+			msg = v
+		}
+	}) != nil {
+		return
+	}
+	id, ok := parseInt(token)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	var fn func(Progress)
+	if c := s.pending[id]; c != nil {
+		fn = c.progress
+	}
+	s.mu.Unlock()
+	if fn == nil {
+		return
+	}
+	var p Progress
+	p.Progress, _ = strconv.ParseFloat(string(prog), 64)
+	if total != nil {
+		p.Total, _ = strconv.ParseFloat(string(total), 64)
+	}
+	p.Message, _ = unquote(msg)
+	fn(p)
+}
+
+// serverRequest answers a server→client request on a goroutine the session owns, so a slow
+// Send never stalls the reader.
+func (s *Session) serverRequest(env *envelope, f transport.Frame) {
+	method := env.methodName()
+	id := append([]byte(nil), env.id...)
+	if !env.jsonrpcOK() {
+		s.finding(Finding{Category: ProtocolError, Message: "request " + strconv.Quote(method) + " with jsonrpc " + describe(env.jsonrpc), Frame: excerpt(f.Data), At: f.At})
+	}
+	result, code, msg := s.answer(method)
+	b := make([]byte, 0, 64+len(id)+len(result)+len(msg))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	if code != 0 {
+		b = append(b, `,"error":{"code":`...)
+		b = appendInt(b, int64(code))
+		b = append(b, `,"message":`...)
+		b = appendString(b, msg)
+		b = append(b, "}}"...)
+	} else {
+		b = append(b, `,"result":`...)
+		b = append(b, result...)
+		b = append(b, '}')
+	}
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.replies.Add(1)
+	}
+	s.mu.Unlock()
+	if closing {
+		return
+	}
+	go func() {
+		defer s.replies.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RequestTimeout)
+		defer cancel()
+		if err := s.send(ctx, b); err != nil && !errors.Is(err, transport.ErrClosed) {
+			s.finding(Finding{Category: Disconnected, Message: "could not answer the server's " + strconv.Quote(method) + ": " + err.Error(), At: time.Now()})
+		}
+	}()
+}
+
+// answer decides the reply to a server→client request: a result, or an error code and message.
+func (s *Session) answer(method string) (json.RawMessage, int, string) {
+	switch method {
+	case "ping":
+		return json.RawMessage("{}"), 0, ""
+	case "roots/list":
+		return s.rootsResult(), 0, ""
+	case "sampling/createMessage":
+		if s.opts.SamplingReply != nil {
+			return s.opts.SamplingReply, 0, ""
+		}
+		return nil, -32601, "sampling/createMessage: this client declared no sampling capability (no canned sampling reply configured)"
+	case "elicitation/create":
+		if s.opts.ElicitationReply != nil {
+			return s.opts.ElicitationReply, 0, ""
+		}
+		return nil, -32601, "elicitation/create: this client declared no elicitation capability (no canned elicitation reply configured)"
+	}
+	return nil, -32601, "method not found: " + strconv.Quote(method)
+}
+
+func (s *Session) rootsResult() json.RawMessage {
+	b := []byte(`{"roots":`)
+	roots := s.opts.Roots
+	if roots == nil {
+		roots = []Root{}
+	}
+	r, _ := json.Marshal(roots)
+	b = append(b, r...)
+	return append(b, '}')
+}
+
+// describe renders a raw JSON value for a message ("absent" when nil).
+func describe(raw []byte) string {
+	if raw == nil {
+		return "absent"
+	}
+	return transport.Excerpt(raw, 40)
+}
+
+func excerpt(b []byte) []byte {
+	if len(b) > transport.ExcerptSize {
+		b = b[:transport.ExcerptSize]
+	}
+	return append([]byte(nil), b...)
+}
+
+func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }

@@ -1,0 +1,331 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// This file turns one logical call into one or more attempts on the wire: it encodes the
+// frame (adding the stateless era's `_meta`), retries after a lost HTTP session (404), an
+// unsupported protocol version (-32022) and MRTR input_required results.
+
+// request is one logical call.
+type request struct {
+	method string
+	// params is the raw params value, or nil for none. An object gains the `_meta` members.
+	params []byte
+	// plain says params is known to hold no `_meta` member (fast path).
+	plain    bool
+	progress func(Progress)
+	timeout  time.Duration
+	noHang   bool
+	noCancel bool
+	// noMeta skips the stateless `_meta` (initialize, and discover, which brings its own).
+	noMeta bool
+	// noRetry turns off re-initialize and version retries (the handshake's own requests).
+	noRetry bool
+}
+
+// do runs r to completion. A Hang failure carries the late response in Error.Response.
+func (s *Session) do(ctx context.Context, r *request) (*Response, *Error) {
+	var (
+		extra                []byte
+		attempts, rounds     int
+		reinit, versionRetry bool
+		first                time.Time
+	)
+	timeout := r.timeout
+	if timeout <= 0 {
+		timeout = s.opts.RequestTimeout
+	}
+	w := waitSpec{method: r.method, timeout: timeout, noHang: r.noHang, noCancel: r.noCancel}
+	for {
+		id := s.nextID.Add(1)
+		attempts++
+		s.stateMu.RLock()
+		meta, gen, era := s.meta, s.gen, s.era
+		s.stateMu.RUnlock()
+		if r.noMeta || era != EraStateless {
+			meta = nil
+		}
+		var progressID int64
+		if r.progress != nil {
+			progressID = id
+		}
+		frame := encodeRequest(id, r, meta, progressID, extra)
+		res, t, e := s.roundTrip(ctx, id, frame, &w, r.progress)
+		if first.IsZero() {
+			first = t.Sent
+		}
+		if e != nil {
+			if !r.noRetry && !reinit && sessionGone(e) && era == EraLegacy {
+				reinit = true
+				if err := s.reinitialize(ctx, gen); err == nil {
+					continue
+				}
+			}
+			if !r.noRetry && !versionRetry && e.Code == -32022 && era == EraStateless {
+				versionRetry = true
+				if s.adoptVersion(e.Data) {
+					continue
+				}
+			}
+			if e.Category == Hang && res != nil {
+				e.Response = &Response{ID: id, Result: res, Timing: span(first, t), Attempts: attempts}
+			}
+			return nil, e
+		}
+		if era == EraStateless && needsInput(res) {
+			rounds++
+			if rounds > maxMRTR {
+				return nil, &Error{Category: ServerError, Method: r.method, ID: id, Elapsed: time.Since(first),
+					Message: "the server kept answering input_required after " + strconv.Itoa(maxMRTR) + " rounds"}
+			}
+			var e *Error
+			if extra, e = s.inputResponses(res); e != nil {
+				e.Method, e.ID, e.Elapsed = r.method, id, time.Since(first)
+				return nil, e
+			}
+			continue
+		}
+		return &Response{ID: id, Result: res, Timing: span(first, t), Attempts: attempts}, nil
+	}
+}
+
+func span(first time.Time, last Timing) Timing {
+	if first.IsZero() {
+		first = last.Sent
+	}
+	t := Timing{Sent: first, Received: last.Received}
+	if !t.Received.IsZero() {
+		t.Latency = t.Received.Sub(first)
+	}
+	return t
+}
+
+// encodeRequest builds the request frame.
+func encodeRequest(id int64, r *request, meta []byte, progressID int64, extra []byte) []byte {
+	b := make([]byte, 0, 64+len(r.method)+len(r.params)+len(meta)+len(extra))
+	b = appendRequestHead(b, id, r.method)
+	if r.params == nil && meta == nil && progressID == 0 && extra == nil {
+		return append(b, '}')
+	}
+	b = append(b, `,"params":`...)
+	b = appendParams(b, r.params, r.plain, meta, progressID, extra)
+	return append(b, '}')
+}
+
+// appendParams appends params with the `_meta` members (meta, a progress token) and extra
+// members added. A params value that is not an object is sent as is.
+func appendParams(b, params []byte, plain bool, meta []byte, progressID int64, extra []byte) []byte {
+	hasMeta := meta != nil || progressID != 0
+	if params == nil {
+		params, plain = []byte("{}"), true
+	}
+	i := skipSpace(params, 0)
+	j := len(params)
+	for j > i && isSpace(params[j-1]) {
+		j--
+	}
+	if i >= j || params[i] != '{' || params[j-1] != '}' || (!hasMeta && extra == nil) {
+		return append(b, params...)
+	}
+	if !plain && hasMeta && hasMember(params, "_meta") {
+		return appendMergedMeta(b, params, meta, progressID, extra)
+	}
+	inner := bytes.TrimSpace(params[i+1 : j-1])
+	b = append(b, '{')
+	sep := false
+	if hasMeta {
+		b = append(b, `"_meta":{`...)
+		b = appendMetaMembers(b, meta, progressID)
+		b = append(b, '}')
+		sep = true
+	}
+	if len(inner) > 0 {
+		if sep {
+			b = append(b, ',')
+		}
+		b = append(b, inner...)
+		sep = true
+	}
+	if extra != nil {
+		if sep {
+			b = append(b, ',')
+		}
+		b = append(b, extra...)
+	}
+	return append(b, '}')
+}
+
+func appendMetaMembers(b, meta []byte, progressID int64) []byte {
+	b = append(b, meta...)
+	if progressID != 0 {
+		if meta != nil {
+			b = append(b, ',')
+		}
+		b = append(b, `"progressToken":`...)
+		b = appendInt(b, progressID)
+	}
+	return b
+}
+
+func hasMember(obj []byte, name string) bool {
+	found := false
+	_ = eachMember(obj, func(k, _ []byte) {
+		if keyIs(k, name) {
+			found = true
+		}
+	})
+	return found
+}
+
+// appendMergedMeta rebuilds params whose own `_meta` object gains the session's members first
+// (a caller's own value for the same key comes later and wins with last-wins parsers).
+func appendMergedMeta(b, params, meta []byte, progressID int64, extra []byte) []byte {
+	b = append(b, '{')
+	n := 0
+	err := eachMember(params, func(k, v []byte) {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, k...)
+		b = append(b, ':')
+		vi := skipSpace(v, 0)
+		if !keyIs(k, "_meta") || vi >= len(v) || v[vi] != '{' {
+			b = append(b, v...)
+			return
+		}
+		b = append(b, '{')
+		b = appendMetaMembers(b, meta, progressID)
+		if inner := bytes.TrimSpace(v[vi+1 : len(v)-1]); len(inner) > 0 {
+			b = append(b, ',')
+			b = append(b, inner...)
+		}
+		b = append(b, '}')
+	})
+	if err != nil {
+		return b
+	}
+	if extra != nil {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, extra...)
+	}
+	return append(b, '}')
+}
+
+// needsInput reports whether a stateless-era result is an MRTR input_required result.
+func needsInput(res []byte) bool {
+	if !bytes.Contains(res, []byte("input_required")) {
+		return false
+	}
+	want := false
+	_ = eachMember(res, func(k, v []byte) {
+		if keyIs(k, "resultType") {
+			s, _ := unquote(v)
+			want = s == "input_required"
+		}
+	})
+	return want
+}
+
+// inputResponses answers an input_required result's inputRequests from the canned replies and
+// returns the members to add to the retried params: inputResponses and requestState, the latter
+// echoed byte for byte.
+func (s *Session) inputResponses(res []byte) ([]byte, *Error) {
+	var reqs, state []byte
+	_ = eachMember(res, func(k, v []byte) {
+		switch {
+		case keyIs(k, "inputRequests"):
+			reqs = v
+		case keyIs(k, "requestState"):
+			state = v
+		}
+	})
+	b := []byte(`"inputResponses":{`)
+	n := 0
+	var fail *Error
+	if reqs != nil {
+		if err := eachMember(reqs, func(k, v []byte) {
+			if fail != nil {
+				return
+			}
+			var method []byte
+			_ = eachMember(v, func(mk, mv []byte) {
+				if keyIs(mk, "method") {
+					method = mv
+				}
+			})
+			name, _ := unquote(method)
+			reply, ferr := s.inputReply(name)
+			if ferr != nil {
+				fail = ferr
+				return
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, k...)
+			b = append(b, ':')
+			b = append(b, reply...)
+		}); err != nil {
+			return nil, &Error{Category: ProtocolError, Message: "input_required result with inputRequests that is not an object", Frame: excerpt(res)}
+		}
+	}
+	if fail != nil {
+		return nil, fail
+	}
+	b = append(b, '}')
+	if state != nil {
+		b = append(b, `,"requestState":`...)
+		b = append(b, state...)
+	}
+	return b, nil
+}
+
+func (s *Session) inputReply(method string) (json.RawMessage, *Error) {
+	switch method {
+	case "elicitation/create":
+		if s.opts.ElicitationReply != nil {
+			return s.opts.ElicitationReply, nil
+		}
+	case "sampling/createMessage":
+		if s.opts.SamplingReply != nil {
+			return s.opts.SamplingReply, nil
+		}
+	case "roots/list":
+		return s.rootsResult(), nil
+	}
+	return nil, &Error{Category: ServerError,
+		Message: "the server needs input (" + strconv.Quote(method) + ") the client has no reply for",
+		Hint:    "configure a canned reply (elicitation or sampling) for this test"}
+}
+
+// paramsPool holds scratch buffers for encoding params on the hot path.
+var paramsPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// rawParams turns a caller's params into raw JSON (nil stays nil).
+func rawParams(params any) ([]byte, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	case []byte:
+		return p, nil
+	}
+	b, err := appendValue(nil, params)
+	if err != nil {
+		return nil, fmt.Errorf("session: encode params: %w", err)
+	}
+	return b, nil
+}
