@@ -1,0 +1,238 @@
+package streamable
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/sseparse"
+)
+
+// maxDrain bounds how much of an oversized body is read and discarded (to keep the connection
+// reusable) before the transport gives up on the connection instead.
+const maxDrain = 4 * transport.MaxFrameSize
+
+// frame makes a Frame of received bytes, flagging bytes that are not UTF-8.
+func frame(data []byte) transport.Frame {
+	f := transport.Frame{Data: data, At: time.Now()}
+	if !utf8.Valid(data) {
+		f.Data = excerpt(data)
+		f.Err = &transport.FrameError{Reason: "invalid-utf8", Size: len(data)}
+	}
+	return f
+}
+
+func excerpt(b []byte) []byte {
+	return bytes.Clone(b[:min(len(b), transport.ExcerptSize)])
+}
+
+func frameError(reason string, data []byte, size int) transport.Frame {
+	return transport.Frame{Data: excerpt(data), At: time.Now(),
+		Err: &transport.FrameError{Reason: reason, Size: size}}
+}
+
+// readJSON reads a JSON answer: one message, or a batch array delivered element by element.
+// The read is bounded by BodyTimeout and MaxFrameSize.
+func (c *Conn) readJSON(cancel context.CancelFunc, body io.ReadCloser) {
+	defer body.Close()
+	timer := time.AfterFunc(c.d.BodyTimeout, cancel)
+	defer timer.Stop()
+	data, err := io.ReadAll(io.LimitReader(body, int64(c.d.MaxFrameSize)+1))
+	switch {
+	case err != nil && c.ctx.Err() != nil:
+		return // closed
+	case len(data) > c.d.MaxFrameSize:
+		n, _ := io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+		c.deliver(frameError("too-long", data, len(data)+int(n)))
+		return
+	case err != nil:
+		// The body was cut (reset, BodyTimeout): what arrived is a truncated message.
+		c.deliver(frameError("truncated", data, len(data)))
+		return
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		c.deliver(frameError("truncated", nil, 0))
+		return
+	}
+	if trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(trimmed, &batch) == nil && len(batch) > 0 {
+			for _, m := range batch {
+				c.deliver(frame(m))
+			}
+			return
+		}
+	}
+	c.deliver(frame(data))
+}
+
+// idleReader cancels its stream when no Read returned data for the idle timeout.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.timer.Reset(r.idle)
+	}
+	return n, err
+}
+
+// pump delivers the messages of one SSE stream until it ends. It reports how many messages it
+// delivered and whether one of them answered the request with id reqID (nil: none is awaited).
+func (c *Conn) pump(p *sseparse.Reader, reqID json.RawMessage) (delivered int, answered bool) {
+	for {
+		ev, err := p.Next()
+		var tooLong *sseparse.TooLongError
+		switch {
+		case err == nil:
+			if ev.Type != "message" {
+				continue // unknown event types carry no MCP message
+			}
+			c.deliver(frame(ev.Data))
+			delivered++
+			if reqID != nil && !answered && answers(ev.Data, reqID) {
+				answered = true
+			}
+		case errors.As(err, &tooLong):
+			c.deliver(frameError("too-long", nil, tooLong.Size))
+		case errors.Is(err, sseparse.ErrTruncated):
+			if c.ctx.Err() == nil {
+				c.deliver(frameError("truncated", ev.Data, len(ev.Data)))
+			}
+			return delivered, answered
+		default:
+			return delivered, answered
+		}
+	}
+}
+
+// readStream reads an SSE answer to a POST. When it ends before the request's response and the
+// server gave an event id, it resumes with GET + Last-Event-ID (protocol versions before
+// 2026-07-28), at most MaxResumes times, waiting as the server's retry: asks.
+func (c *Conn) readStream(ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, env envelope) {
+	idle := time.AfterFunc(c.d.StreamIdleTimeout, cancel)
+	defer idle.Stop()
+	var reqID json.RawMessage
+	if env.isRequest() {
+		reqID = env.ID
+	}
+	lastID, delay := "", DefaultRetryDelay
+	for resumes := 0; ; resumes++ {
+		p := sseparse.NewReader(&idleReader{r: body, timer: idle, idle: c.d.StreamIdleTimeout}, c.d.MaxFrameSize)
+		_, answered := c.pump(p, reqID)
+		body.Close()
+		if id := p.LastEventID(); id != "" {
+			lastID = id
+		}
+		if r, ok := p.Retry(); ok {
+			delay = min(r, MaxRetryDelay)
+		}
+		if answered {
+			reqID = nil
+		}
+		_, version := c.state()
+		if reqID == nil || lastID == "" || resumes >= c.d.MaxResumes || !legacyVersion(version) || ctx.Err() != nil {
+			return
+		}
+		if !sleep(ctx, delay) {
+			return
+		}
+		if body = c.openGET(ctx, lastID); body == nil {
+			return
+		}
+	}
+}
+
+// sleep waits for d or ctx; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// openGET opens an SSE stream with GET, resuming after lastID when set. It returns nil when the
+// server offers no stream (405, another status, another content type) or the request failed.
+func (c *Conn) openGET(ctx context.Context, lastID string) io.ReadCloser {
+	req, _, err := c.newRequest(ctx, http.MethodGet, nil)
+	if err != nil {
+		return nil
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil
+	}
+	c.noteSession(resp.Header)
+	mediaType := resp.Header.Get("Content-Type")
+	if resp.StatusCode != http.StatusOK || !isEventStream(mediaType) {
+		drain(resp.Body, c.d.BodyTimeout)
+		return nil
+	}
+	return resp.Body
+}
+
+// startGETStream opens the optional server→client stream once per session.
+func (c *Conn) startGETStream() {
+	c.mu.Lock()
+	if c.getStarted || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.getStarted = true
+	c.mu.Unlock()
+	c.spawn(c.getStream)
+}
+
+// getStream keeps the GET stream open: it reopens it (with Last-Event-ID) when the server ends
+// it, until the server refuses, the Conn closes, or MaxResumes reopenings in a row brought no
+// message.
+func (c *Conn) getStream() {
+	lastID, delay := "", DefaultRetryDelay
+	for empty := 0; empty <= max(c.d.MaxResumes, 0); {
+		ctx, cancel := context.WithCancel(c.ctx)
+		body := c.openGET(ctx, lastID)
+		if body == nil {
+			cancel()
+			return
+		}
+		idle := time.AfterFunc(c.d.StreamIdleTimeout, cancel)
+		p := sseparse.NewReader(&idleReader{r: body, timer: idle, idle: c.d.StreamIdleTimeout}, c.d.MaxFrameSize)
+		n, _ := c.pump(p, nil)
+		idle.Stop()
+		body.Close()
+		cancel()
+		if id := p.LastEventID(); id != "" {
+			lastID = id
+		}
+		if r, ok := p.Retry(); ok {
+			delay = min(r, MaxRetryDelay)
+		}
+		if n > 0 {
+			empty = 0
+		} else {
+			empty++
+		}
+		if !sleep(c.ctx, delay) {
+			return
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package streamable
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/sse"
+)
+
+// Defaults applied by [Dialer.Dial] to zero fields.
+const (
+	DefaultConnections       = 64
+	DefaultMaxResumes        = 3
+	DefaultBodyTimeout       = 60 * time.Second
+	DefaultStreamIdleTimeout = 5 * time.Minute
+	DefaultCloseTimeout      = 2 * time.Second
+	// MaxRetryDelay caps the wait a server may ask for with retry: before a resume.
+	MaxRetryDelay = 10 * time.Second
+	// DefaultRetryDelay is the wait before a resume when the server gave no retry:.
+	DefaultRetryDelay = 100 * time.Millisecond
+)
+
+// Dialer configures Streamable HTTP connections to one MCP endpoint. The zero value of each
+// optional field means its default. A Dialer is not modified by Dial and may be shared.
+type Dialer struct {
+	// URL is the MCP endpoint, e.g. "http://127.0.0.1:8080/mcp".
+	URL string
+	// Header holds custom headers sent with every request (Authorization, …). The transport's
+	// own headers (Content-Type, Accept, Mcp-*) take precedence.
+	Header http.Header
+	// Client sends the requests. nil gives each connection its own client from [NewClient]
+	// sized by Connections, whose idle connections are closed with the Conn.
+	Client *http.Client
+	// Connections sizes the default client's pool (MaxIdleConnsPerHost and MaxConnsPerHost);
+	// default 64. Ignored when Client is set.
+	Connections int
+	// OpenGETStream opens the optional server→client GET stream once
+	// notifications/initialized was accepted (protocol versions before 2026-07-28).
+	OpenGETStream bool
+	// MaxFrameSize bounds one message; default [transport.MaxFrameSize].
+	MaxFrameSize int
+	// MaxResumes bounds how many times one SSE stream is resumed with Last-Event-ID (and how
+	// many times in a row the GET stream is reopened without a message); default 3, negative
+	// disables resumption.
+	MaxResumes int
+	// BodyTimeout is the deadline for reading a JSON response body (and an error body);
+	// default 60s.
+	BodyTimeout time.Duration
+	// StreamIdleTimeout drops an SSE stream on which nothing arrived for this long; default 5m.
+	StreamIdleTimeout time.Duration
+	// CloseTimeout bounds Close's DELETE and its wait for the stream readers; default 2s.
+	CloseTimeout time.Duration
+}
+
+// NewClient returns an HTTP client tuned for MCP load: up to connections connections per host,
+// all kept idle for reuse, no overall timeout (streams are long-lived; deadlines come from
+// contexts), and no transparent compression (bytes and timings stay as the server sent them).
+func NewClient(connections int) *http.Client {
+	if connections <= 0 {
+		connections = DefaultConnections
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = max(100, connections)
+	tr.MaxIdleConnsPerHost = connections
+	tr.MaxConnsPerHost = connections
+	tr.DisableCompression = true
+	return &http.Client{Transport: tr}
+}
+
+// Dial validates the configuration and returns a connection. No request is sent: Streamable
+// HTTP has no connection to open; the first Send (initialize) is the first request.
+func (d Dialer) Dial(ctx context.Context) (transport.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("streamable: dial: %w", err)
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		return nil, fmt.Errorf("streamable: dial: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("streamable: dial %q: scheme must be http or https", d.URL)
+	}
+	return newConn(d.withDefaults()), nil
+}
+
+func (d Dialer) withDefaults() Dialer {
+	if d.Connections <= 0 {
+		d.Connections = DefaultConnections
+	}
+	if d.MaxFrameSize <= 0 {
+		d.MaxFrameSize = transport.MaxFrameSize
+	}
+	if d.MaxResumes == 0 {
+		d.MaxResumes = DefaultMaxResumes
+	}
+	if d.BodyTimeout <= 0 {
+		d.BodyTimeout = DefaultBodyTimeout
+	}
+	if d.StreamIdleTimeout <= 0 {
+		d.StreamIdleTimeout = DefaultStreamIdleTimeout
+	}
+	if d.CloseTimeout <= 0 {
+		d.CloseTimeout = DefaultCloseTimeout
+	}
+	d.Header = d.Header.Clone()
+	return d
+}
+
+// Auto is a Streamable HTTP [Dialer] that also offers the legacy HTTP+SSE transport for the
+// same URL as a fallback, for the session to use when the handshake POST gets 400, 404 or 405.
+type Auto struct {
+	Dialer
+}
+
+// Fallback returns the legacy HTTP+SSE dialer for the same URL, headers and client.
+func (a Auto) Fallback() transport.Dialer {
+	return sse.Dialer{URL: a.URL, Header: a.Header, Client: a.Client, MaxFrameSize: a.MaxFrameSize}
+}
+
+// Interface checks.
+var (
+	_ transport.Dialer     = Dialer{}
+	_ transport.Dialer     = Auto{}
+	_ transport.Conn       = (*Conn)(nil)
+	_ transport.Versioned  = (*Conn)(nil)
+	_ transport.Sessioned  = (*Conn)(nil)
+	_ interface{ Fallback() transport.Dialer } = Auto{}
+)

@@ -1,0 +1,159 @@
+package streamable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpspec/mcpspec/session/transport"
+)
+
+// seen is one request as the test server received it.
+type seen struct {
+	Method string // HTTP method
+	Header http.Header
+	Body   []byte
+	RPC    struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+}
+
+// server is a test MCP server whose behaviour each test writes as a handler; it records every
+// request it received.
+type server struct {
+	*httptest.Server
+	mu   sync.Mutex // guards reqs
+	reqs []seen
+}
+
+func newServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request, s seen)) *server {
+	t.Helper()
+	s := &server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var rec seen
+		rec.Method, rec.Header = r.Method, r.Header.Clone()
+		rec.Body, _ = io.ReadAll(r.Body)
+		_ = json.Unmarshal(rec.Body, &rec.RPC)
+		s.mu.Lock()
+		s.reqs = append(s.reqs, rec)
+		s.mu.Unlock()
+		h(w, r, rec)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *server) requests() []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]seen(nil), s.reqs...)
+}
+
+// find returns the recorded requests with the given HTTP method.
+func (s *server) find(method string) []seen {
+	var out []seen
+	for _, r := range s.requests() {
+		if r.Method == method {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// result answers a JSON-RPC request with a JSON body.
+func result(w http.ResponseWriter, id json.RawMessage, res string) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":`+res+`}`)
+}
+
+// sseWrite writes raw SSE text and flushes it.
+func sseWrite(w http.ResponseWriter, s string) {
+	io.WriteString(w, s)
+	w.(http.Flusher).Flush()
+}
+
+func dial(t *testing.T, d Dialer) *Conn {
+	t.Helper()
+	c, err := d.Dial(context.Background())
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c.(*Conn)
+}
+
+func send(t *testing.T, c transport.Conn, frame string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Send(ctx, []byte(frame)); err != nil {
+		t.Fatalf("Send(%s): %v", frame, err)
+	}
+}
+
+// recv waits (bounded) for the next frame.
+func recv(t *testing.T, c transport.Conn) transport.Frame {
+	t.Helper()
+	type res struct {
+		f   transport.Frame
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		f, err := c.Recv()
+		ch <- res{f, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatalf("Recv: %v", r.err)
+		}
+		return r.f
+	case <-time.After(5 * time.Second):
+		c.Close() // unblocks the Recv goroutine
+		t.Fatal("Recv: no frame within 5s")
+	}
+	return transport.Frame{}
+}
+
+// statusErr asserts err is a *transport.StatusError and returns it.
+func statusErr(t *testing.T, err error) *transport.StatusError {
+	t.Helper()
+	var se *transport.StatusError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v (%T), want *transport.StatusError", err, err)
+	}
+	return se
+}
+
+// noLeaks fails when goroutines of pkg are still running after a bounded wait.
+func noLeaks(t *testing.T, pkg string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		var leaked []string
+		for _, g := range strings.Split(stacks, "\n\n") {
+			if strings.Contains(g, pkg) && !strings.Contains(g, "testing.tRunner") && !strings.Contains(g, "noLeaks") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines leaked:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
