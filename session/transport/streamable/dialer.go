@@ -123,10 +123,10 @@ func (a Auto) Fallback() transport.Dialer {
 
 // Interface checks.
 var (
-	_ transport.Dialer     = Dialer{}
-	_ transport.Dialer     = Auto{}
-	_ transport.Conn       = (*Conn)(nil)
-	_ transport.Versioned  = (*Conn)(nil)
-	_ transport.Sessioned  = (*Conn)(nil)
+	_ transport.Dialer                         = Dialer{}
+	_ transport.Dialer                         = Auto{}
+	_ transport.Conn                           = (*Conn)(nil)
+	_ transport.Versioned                      = (*Conn)(nil)
+	_ transport.Sessioned                      = (*Conn)(nil)
 	_ interface{ Fallback() transport.Dialer } = Auto{}
 )
