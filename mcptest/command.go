@@ -1,0 +1,192 @@
+package mcptest
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+)
+
+// Exit codes of [RunCommand], matching mcpspec's (DESIGN.md).
+const (
+	ExitOK      = 0 // served until stdin closed or ctx ended
+	ExitCrashed = 1 // a simulated crash ended the server
+	ExitRuntime = 2 // the server failed (cannot listen, write error)
+	ExitConfig  = 3 // bad flags
+)
+
+// RunCommand is the `mcpspec testserver` verb. It parses args (flags only, no globals), then:
+//
+//   - --transport stdio (default): serves stdin/stdout and returns when stdin closes;
+//   - --transport http|sse|ws: listens on --addr (every HTTP endpoint is served; the transport
+//     only picks which URL is printed) and prints that URL as the first stdout line, e.g.
+//     http://127.0.0.1:43211/mcp, http://127.0.0.1:43211/sse, ws://127.0.0.1:43211/ws;
+//   - --transport tcp: newline-delimited JSON-RPC over TCP, printing tcp://127.0.0.1:43211.
+//
+// Network transports serve until ctx ends. A simulated crash (--crash-rate) ends the command
+// with [ExitCrashed] at once. Diagnostics go to stderr. A non-loopback --addr is refused unless
+// --allow-remote is given.
+func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("testserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		o           Options
+		transport   = fs.String("transport", "stdio", "transport: stdio, http, sse, ws or tcp")
+		addr        = fs.String("addr", "127.0.0.1:0", "listen address for network transports")
+		era         = fs.String("era", "both", "protocol era: legacy, stateless or both")
+		allowRemote = fs.Bool("allow-remote", false, "allow a non-loopback --addr")
+		verbose     = fs.Bool("verbose", false, "log debug diagnostics to stderr")
+	)
+	fs.BoolVar(&o.HangFirstCall, "hang-first-call", false, "never answer the first tools/call (lazy-init deadlock)")
+	fs.BoolVar(&o.HangWhenConcurrent, "hang-when-concurrent", false, "deadlock once two tools/calls overlap")
+	fs.Float64Var(&o.CrashRate, "crash-rate", 0, "fraction of tools/calls on which the server crashes (exit 1)")
+	fs.StringVar(&o.Seed, "seed", "", "seed for --crash-rate")
+	fs.IntVar(&o.LeakKBPerCall, "leak-kb", 0, "KiB allocated and retained per tools/call")
+	fs.IntVar(&o.MalformedEvery, "malformed-every", 0, "write every Nth tools/call response as truncated JSON")
+	fs.DurationVar(&o.SlowInitialize, "slow-initialize", 0, "delay the answer to initialize and server/discover")
+	fs.BoolVar(&o.ErrorCycle, "error-cycle", false, "answer tools/call with errors cycling -32601, -32602, -32603, -32000")
+	fs.BoolVar(&o.Divergent, "divergent", false, "give concurrent identical tools/calls different answers")
+	fs.BoolVar(&o.WrongID, "wrong-id", false, "answer tools/call with an id off by 1000")
+	fs.BoolVar(&o.BothResultAndError, "both-result-and-error", false, "answer tools/call with both result and error")
+	fs.IntVar(&o.PageSize, "page-size", 0, "page tools/resources/prompts lists by N entries")
+	fs.BoolVar(&o.SSEResponses, "sse-responses", false, "answer Streamable HTTP requests as text/event-stream")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitConfig
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "testserver: unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		return ExitConfig
+	}
+	switch *era {
+	case "both", "":
+		o.Era = EraBoth
+	case "legacy", "stateless":
+		o.Era = Era(*era)
+	default:
+		fmt.Fprintf(stderr, "testserver: --era must be legacy, stateless or both, not %q\n", *era)
+		return ExitConfig
+	}
+	if err := o.validate(); err != nil {
+		fmt.Fprintf(stderr, "testserver: %v\n", err)
+		return ExitConfig
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	switch *transport {
+	case "stdio":
+		err := ServeStdio(ctx, stdin, stdout, &o)
+		return exitCode(stderr, err)
+	case "http", "sse", "ws", "tcp":
+	default:
+		fmt.Fprintf(stderr, "testserver: --transport must be stdio, http, sse, ws or tcp, not %q\n", *transport)
+		return ExitConfig
+	}
+	if err := checkLoopback(*addr, *allowRemote); err != nil {
+		fmt.Fprintf(stderr, "testserver: %v\n", err)
+		return ExitConfig
+	}
+	return serveNetwork(ctx, *transport, *addr, &o, stdout, stderr)
+}
+
+// serveNetwork runs a network transport until ctx ends or a crash.
+func serveNetwork(ctx context.Context, transport, addr string, o *Options, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu      sync.Mutex // guards crashed
+		crashed bool
+	)
+	o.Crash = func() {
+		mu.Lock()
+		crashed = true
+		mu.Unlock()
+		cancel()
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "testserver: listen %s: %v\n", addr, err)
+		return ExitRuntime
+	}
+	var (
+		url  string
+		stop func()
+	)
+	if transport == "tcp" {
+		s, err := StartTCPServer(l, o)
+		if err != nil {
+			fmt.Fprintf(stderr, "testserver: %v\n", err)
+			return ExitConfig
+		}
+		url, stop = s.URL(), s.Close
+	} else {
+		s, err := StartServer(l, o)
+		if err != nil {
+			fmt.Fprintf(stderr, "testserver: %v\n", err)
+			return ExitConfig
+		}
+		stop = s.Close
+		switch transport {
+		case "http":
+			url = s.URL
+		case "sse":
+			url = s.SSEURL
+		default:
+			url = s.WSURL
+		}
+	}
+	if _, err := fmt.Fprintln(stdout, url); err != nil {
+		stop()
+		return ExitRuntime
+	}
+	<-ctx.Done()
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if crashed {
+		return ExitCrashed
+	}
+	return ExitOK
+}
+
+func exitCode(stderr io.Writer, err error) int {
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return ExitOK
+	case errors.Is(err, ErrCrashed):
+		fmt.Fprintln(stderr, "testserver: simulated crash")
+		return ExitCrashed
+	default:
+		fmt.Fprintf(stderr, "testserver: %v\n", err)
+		return ExitRuntime
+	}
+}
+
+// checkLoopback refuses a listen address off the loopback interface unless allowed.
+func checkLoopback(addr string, allowRemote bool) error {
+	if allowRemote {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--addr %q is not a loopback address (pass --allow-remote to listen on it)", addr)
+}

@@ -1,0 +1,127 @@
+package mcptest
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Era selects which protocol generation the server speaks.
+type Era string
+
+// The eras. The zero value serves both.
+const (
+	// EraBoth answers initialize (legacy) and server/discover plus _meta-versioned requests
+	// (stateless).
+	EraBoth Era = ""
+	// EraLegacy speaks only 2024-11-05 … 2025-11-25: server/discover is -32601.
+	EraLegacy Era = "legacy"
+	// EraStateless speaks only 2026-07-28: initialize is -32601.
+	EraStateless Era = "stateless"
+)
+
+// Protocol versions the server knows.
+const (
+	// LatestLegacyVersion is the newest version negotiated through initialize.
+	LatestLegacyVersion = "2025-11-25"
+	// StatelessVersion is the stateless-era version carried in each request's _meta.
+	StatelessVersion = "2026-07-28"
+	// MetaProtocolVersion is the _meta key that marks a stateless-era request.
+	MetaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+)
+
+// LegacyVersions lists the versions initialize accepts, newest first.
+func LegacyVersions() []string {
+	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+}
+
+// StatelessVersions lists the versions a stateless-era request may carry.
+func StatelessVersions() []string { return []string{StatelessVersion} }
+
+// Options configures a server. A nil *Options means defaults: both eras, no paging, no faults.
+//
+// Every failure mode applies to tools/call only (SlowInitialize excepted), so a client can
+// always complete the handshake and list tools before meeting the fault.
+type Options struct {
+	// Era pins one protocol era; the zero value serves both.
+	Era Era
+	// PageSize, when positive, splits tools/list, resources/list and prompts/list into pages
+	// of that many entries linked by opaque cursors.
+	PageSize int
+	// SSEResponses makes Streamable HTTP answer every POSTed request as text/event-stream
+	// instead of application/json. Requests carrying a progressToken are always answered as SSE.
+	SSEResponses bool
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+
+	// HangFirstCall leaves the first tools/call of the server unanswered until its
+	// connection or the server closes (the lazy-init deadlock).
+	HangFirstCall bool
+	// HangWhenConcurrent deadlocks on concurrency: once a tools/call arrives while another is in
+	// flight, both are never answered, and neither is any later tools/call.
+	HangWhenConcurrent bool
+	// CrashRate is the fraction (0..1) of tools/calls on which the server crashes mid-call:
+	// call n crashes when FlakyRoll(Seed, n) < CrashRate (n counts from 1). A crash calls Crash,
+	// then drops the connection abruptly without answering.
+	CrashRate float64
+	// Seed makes CrashRate reproducible.
+	Seed string
+	// Crash, when set, is called on each crash before the connection is dropped; a CLI uses it
+	// to stop the whole process with exit code 1.
+	Crash func()
+	// LeakKBPerCall allocates and retains this many KiB on every tools/call, never freed while
+	// the server lives.
+	LeakKBPerCall int
+	// MalformedEvery, when positive, writes every Nth tools/call response as truncated JSON
+	// that keeps its `{"jsonrpc":"2.0","id":…,` prefix (so a client can salvage the id).
+	MalformedEvery int
+	// SlowInitialize delays the answer to initialize and server/discover.
+	SlowInitialize time.Duration
+	// ErrorCycle answers every tools/call with a JSON-RPC error whose code cycles through
+	// -32601, -32602, -32603, -32000.
+	ErrorCycle bool
+	// Divergent breaks determinism under concurrency: a tools/call that overlaps another gets
+	// a racy counter appended to its first text content, so identical concurrent requests get
+	// different answers. Calls that run alone are answered correctly.
+	Divergent bool
+	// WrongID answers tools/call with an id off by 1000 (a string id gets the suffix "+1000").
+	WrongID bool
+	// BothResultAndError answers tools/call with a frame holding both "result" and "error".
+	BothResultAndError bool
+}
+
+// validate reports the first invalid field.
+func (o *Options) validate() error {
+	switch o.Era {
+	case EraBoth, EraLegacy, EraStateless:
+	default:
+		return fmt.Errorf("mcptest: unknown era %q (want legacy, stateless or both)", o.Era)
+	}
+	if o.CrashRate < 0 || o.CrashRate > 1 {
+		return fmt.Errorf("mcptest: crash rate %v outside [0, 1]", o.CrashRate)
+	}
+	if o.PageSize < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 {
+		return fmt.Errorf("mcptest: negative option value")
+	}
+	return nil
+}
+
+// Stats is a snapshot of what a server has seen, for tests.
+type Stats struct {
+	// Requests counts JSON-RPC requests received (all methods, all connections).
+	Requests int64
+	// ToolCalls counts tools/call requests received.
+	ToolCalls int64
+	// InFlight is the number of tools/calls being handled now (hung calls included).
+	InFlight int64
+	// MaxInFlight is the largest InFlight seen.
+	MaxInFlight int64
+	// Crashes counts simulated crashes.
+	Crashes int64
+	// Malformed counts responses written as truncated JSON.
+	Malformed int64
+	// LeakedBytes is how much memory LeakKBPerCall has retained.
+	LeakedBytes int64
+	// Sessions counts sessions opened: initialize calls plus transport connections.
+	Sessions int64
+}

@@ -1,0 +1,226 @@
+package mcptest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Endpoint paths served by [Server].
+const (
+	PathStreamable = "/mcp"     // Streamable HTTP
+	PathSSE        = "/sse"     // legacy HTTP+SSE: the GET stream
+	PathMessage    = "/message" // legacy HTTP+SSE: where messages are POSTed
+	PathWebSocket  = "/ws"      // WebSocket, subprotocol "mcp"
+)
+
+// closeWait bounds how long Close waits for handlers once every context is cancelled.
+const closeWait = 10 * time.Second
+
+// Server is a reference MCP server listening on a loopback HTTP port, serving Streamable HTTP
+// at [PathStreamable], legacy HTTP+SSE at [PathSSE] and [PathMessage], and WebSocket at
+// [PathWebSocket].
+type Server struct {
+	// URL is the Streamable HTTP endpoint, e.g. http://127.0.0.1:43211/mcp.
+	URL string
+	// SSEURL is the legacy HTTP+SSE endpoint, e.g. http://127.0.0.1:43211/sse.
+	SSEURL string
+	// WSURL is the WebSocket endpoint, e.g. ws://127.0.0.1:43211/ws.
+	WSURL string
+	// Addr is the listening address, host:port.
+	Addr string
+	// Backend is the server's state; use it for [Backend.Stats].
+	Backend *Backend
+
+	srv       *http.Server
+	ctx       context.Context
+	cancel    context.CancelFunc
+	serveDone chan struct{}
+
+	mu          sync.Mutex // guards the fields below
+	closed      bool
+	handlers    sync.WaitGroup // running HTTP handlers; Add only under mu while !closed
+	sessions    map[string]*httpSession
+	sseSessions map[string]*sseSession
+
+	once sync.Once
+}
+
+// NewServer starts a server on 127.0.0.1 at a free port. It panics when it cannot listen or
+// opts is invalid, as [net/http/httptest.NewServer] does. Close it when done.
+func NewServer(opts *Options) *Server {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(fmt.Sprintf("mcptest: listen: %v", err))
+	}
+	s, err := StartServer(l, opts)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// StartServer serves on an existing listener, which the server then owns.
+func StartServer(l net.Listener, opts *Options) (*Server, error) {
+	b, err := newBackend(opts)
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	addr := l.Addr().String()
+	s := &Server{
+		URL:         "http://" + addr + PathStreamable,
+		SSEURL:      "http://" + addr + PathSSE,
+		WSURL:       "ws://" + addr + PathWebSocket,
+		Addr:        addr,
+		Backend:     b,
+		serveDone:   make(chan struct{}),
+		sessions:    make(map[string]*httpSession),
+		sseSessions: make(map[string]*sseSession),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	mux := http.NewServeMux()
+	mux.HandleFunc(PathStreamable, s.handleStreamable)
+	mux.HandleFunc(PathSSE, s.handleSSE)
+	mux.HandleFunc(PathMessage, s.handleMessage)
+	mux.HandleFunc(PathWebSocket, s.handleWebSocket)
+	s.srv = &http.Server{
+		Handler:           s.track(mux),
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		defer close(s.serveDone)
+		if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			b.log.Warn("http serve", "err", err)
+		}
+	}()
+	return s, nil
+}
+
+// Stats returns the Backend's counters.
+func (s *Server) Stats() Stats { return s.Backend.Stats() }
+
+// track counts running handlers for Close and rejects a cross-origin browser request.
+func (s *Server) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			http.Error(w, "server closing", http.StatusServiceUnavailable)
+			return
+		}
+		s.handlers.Add(1)
+		s.mu.Unlock()
+		defer s.handlers.Done()
+		if origin := r.Header.Get("Origin"); origin != "" && !loopbackOrigin(origin) {
+			http.Error(w, "forbidden origin "+origin, http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackOrigin reports whether an Origin header names a loopback host.
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Close stops the server: it ends every session, stream and hung call, closes every
+// connection and waits for every handler.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.cancel()
+		s.Backend.Close()
+		_ = s.srv.Close()
+		<-s.serveDone
+		done := make(chan struct{})
+		go func() {
+			s.handlers.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(closeWait):
+			s.Backend.log.Error("mcptest: handlers still running after close")
+		}
+	})
+}
+
+// abortConnection drops the client's connection without a response: the HTTP form of a crash.
+func abortConnection(w http.ResponseWriter) {
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		_ = conn.Close()
+		return
+	}
+	panic(http.ErrAbortHandler) // the server's documented way to abort a response it cannot hijack
+}
+
+// sseWriter writes server-sent events on one response. Its methods are safe for concurrent use.
+type sseWriter struct {
+	mu      sync.Mutex // guards the response and started
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+}
+
+func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+}
+
+// start writes the SSE headers once.
+func (e *sseWriter) startLocked(header func(http.Header)) {
+	if e.started {
+		return
+	}
+	e.started = true
+	h := e.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	if header != nil {
+		header(h)
+	}
+	e.w.WriteHeader(http.StatusOK)
+}
+
+// event writes one event; data must hold no newline (JSON frames never do).
+func (e *sseWriter) event(name string, data []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.startLocked(nil)
+	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, data); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// isStarted reports whether any byte of the stream was written.
+func (e *sseWriter) isStarted() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.started
+}

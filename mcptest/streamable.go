@@ -1,0 +1,358 @@
+package mcptest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// HTTP header names of the Streamable HTTP transport.
+const (
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "MCP-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+)
+
+// codeSessionNotFound is the JSON-RPC code of a 404 for an unknown session (the TypeScript
+// SDK's choice).
+const codeSessionNotFound = -32001
+
+// httpSession is one legacy-era Streamable HTTP session.
+type httpSession struct {
+	id    string
+	state sessionState
+	calls inflight
+
+	// ctx ends with the session (DELETE, crash, server close) and cancels its calls and stream.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex  // guards streamed
+	streamed bool        // a GET stream is attached
+	out      chan []byte // notifications for the GET stream
+}
+
+func (hs *httpSession) end() { hs.cancel() }
+
+// push queues a notification for the GET stream; it is dropped when no stream is attached or
+// the stream is too far behind.
+func (hs *httpSession) push(data []byte) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if !hs.streamed {
+		return
+	}
+	select {
+	case hs.out <- data:
+	default:
+	}
+}
+
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// httpPeer is the peer of one POSTed request.
+type httpPeer struct {
+	state *sessionState
+	sess  *httpSession // nil in the stateless era
+	sse   *sseWriter   // the request's own event stream, nil in JSON mode
+}
+
+func (p *httpPeer) notify(_ context.Context, method string, params any) error {
+	data, err := encodeNotification(method, params)
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.sse != nil:
+		return p.sse.event("message", data)
+	case p.sess != nil:
+		p.sess.push(data)
+	}
+	return nil
+}
+
+func (p *httpPeer) session() *sessionState { return p.state }
+
+func (s *Server) handleStreamable(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+		s.post(w, r)
+	case http.MethodGet:
+		s.getStream(w, r)
+	case http.MethodDelete:
+		s.deleteSession(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// writeJSON writes one JSON body with a status.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpcError) {
+	writeJSON(w, status, errorResponseFor(id, e))
+}
+
+// statelessStatus is the HTTP status of a stateless-era answer.
+func statelessStatus(resp *response) int {
+	if resp.Error == nil {
+		return http.StatusOK
+	}
+	switch resp.Error.Code {
+	case CodeMethodNotFound:
+		return http.StatusNotFound
+	case CodeInvalidParams, CodeUnsupportedVersion, CodeMissingCapability, CodeHeaderMismatch:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+func (s *Server) lookupSession(id string) *httpSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+func (s *Server) dropSession(hs *httpSession) {
+	s.mu.Lock()
+	delete(s.sessions, hs.id)
+	s.mu.Unlock()
+	hs.end()
+}
+
+func (s *Server) post(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxLineSize+1))
+	if err != nil {
+		return
+	}
+	if len(body) > MaxLineSize {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, newError(CodeInvalidRequest, "body too large"))
+		return
+	}
+	req, kind, bad := decodeFrame(body)
+	switch kind {
+	case kindInvalid:
+		writeJSON(w, http.StatusBadRequest, bad.encode())
+		return
+	case kindResponse:
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	era := s.Backend.opts.Era
+	modern := era != EraLegacy && (req.Method == "server/discover" || metaOf(req.Params).ProtocolVersion != nil)
+	if modern {
+		if e := checkModernHeaders(r, req); e != nil {
+			writeRPCError(w, http.StatusBadRequest, req.ID, e)
+			return
+		}
+	}
+	if modern || era == EraStateless {
+		if kind == kindNotification {
+			s.Backend.handle(r.Context(), &httpPeer{state: &sessionState{}}, req)
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		s.answer(w, r, req, &httpPeer{state: &sessionState{}}, nil, true)
+		return
+	}
+
+	if v := r.Header.Get(HeaderProtocolVersion); v != "" && !slices.Contains(LegacyVersions(), v) {
+		writeRPCError(w, http.StatusBadRequest, req.ID, newError(CodeInvalidRequest, "unsupported %s header %q", HeaderProtocolVersion, v))
+		return
+	}
+	if req.Method == "initialize" && kind == kindRequest {
+		hs := &httpSession{id: newSessionID(), out: make(chan []byte, 64)}
+		hs.ctx, hs.cancel = context.WithCancel(s.ctx)
+		s.mu.Lock()
+		s.sessions[hs.id] = hs
+		s.mu.Unlock()
+		s.Backend.sessions.Add(1)
+		w.Header().Set(HeaderSessionID, hs.id)
+		if !s.answer(w, r, req, &httpPeer{state: &hs.state, sess: hs}, hs, false) {
+			s.dropSession(hs)
+		}
+		return
+	}
+	hs, status, e := s.sessionOf(r)
+	if e != nil {
+		writeRPCError(w, status, req.ID, e)
+		return
+	}
+	if kind == kindNotification {
+		if req.Method == "notifications/cancelled" {
+			hs.calls.handleCancelled(req.Params)
+		}
+		s.Backend.handle(r.Context(), &httpPeer{state: &hs.state, sess: hs}, req)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	s.answer(w, r, req, &httpPeer{state: &hs.state, sess: hs}, hs, false)
+}
+
+// sessionOf finds the request's legacy session: 400 when the header is missing, 404 when the
+// session is unknown or ended.
+func (s *Server) sessionOf(r *http.Request) (*httpSession, int, *rpcError) {
+	id := r.Header.Get(HeaderSessionID)
+	if id == "" {
+		return nil, http.StatusBadRequest, newError(CodeInvalidRequest, "missing %s header: initialize first", HeaderSessionID)
+	}
+	hs := s.lookupSession(id)
+	if hs == nil {
+		return nil, http.StatusNotFound, newError(codeSessionNotFound, "session not found")
+	}
+	return hs, 0, nil
+}
+
+// checkModernHeaders validates the stateless era's routing headers against the body.
+func checkModernHeaders(r *http.Request, req *request) *rpcError {
+	if got := r.Header.Get(HeaderMethod); got != req.Method {
+		return &rpcError{Code: CodeHeaderMismatch, Message: "Mcp-Method header does not match the body",
+			Data: map[string]any{"header": HeaderMethod, "value": got, "body": req.Method}}
+	}
+	if v := r.Header.Get(HeaderProtocolVersion); v != "" {
+		if meta := metaOf(req.Params).ProtocolVersion; meta != nil && *meta != v {
+			return &rpcError{Code: CodeHeaderMismatch, Message: "MCP-Protocol-Version header does not match _meta",
+				Data: map[string]any{"header": HeaderProtocolVersion, "value": v, "body": *meta}}
+		}
+	}
+	got := r.Header.Get(HeaderName)
+	if got == "" {
+		return nil
+	}
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	want := p.Name
+	if req.Method == "resources/read" {
+		want = p.URI
+	}
+	if got != want {
+		return &rpcError{Code: CodeHeaderMismatch, Message: "Mcp-Name header does not match the body",
+			Data: map[string]any{"header": HeaderName, "value": got, "body": want}}
+	}
+	return nil
+}
+
+// answer runs one request and writes its answer as JSON or as an event stream. It reports
+// whether a successful response was written.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *request, p *httpPeer, hs *httpSession, stateless bool) bool {
+	ctx := r.Context()
+	useSSE := s.Backend.opts.SSEResponses || metaOf(req.Params).ProgressToken != nil
+	if useSSE {
+		p.sse = newSSEWriter(w)
+	}
+	var entry *inflightEntry
+	if hs != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(hs.ctx, cancel) // the session ending cancels its calls
+		defer stop()
+		entry = hs.calls.add(req.idKey(), cancel)
+	}
+	resp := s.Backend.handle(ctx, p, req)
+	cancelled := hs != nil && hs.calls.remove(req.idKey(), entry)
+	switch {
+	case resp == nil || cancelled:
+		if r.Context().Err() == nil && (p.sse == nil || !p.sse.isStarted()) {
+			w.WriteHeader(http.StatusNoContent)
+		}
+		return false
+	case resp.abort:
+		if hs != nil {
+			s.dropSession(hs)
+		}
+		abortConnection(w)
+		return false
+	}
+	status := http.StatusOK
+	if stateless || s.Backend.opts.Era == EraStateless {
+		status = statelessStatus(resp)
+	}
+	data := resp.encode()
+	if p.sse != nil && (p.sse.isStarted() || status == http.StatusOK) {
+		_ = p.sse.event("message", data)
+	} else {
+		writeJSON(w, status, data)
+	}
+	return resp.Error == nil
+}
+
+// getStream serves GET: the legacy session's server-to-client event stream.
+func (s *Server) getStream(w http.ResponseWriter, r *http.Request) {
+	if s.Backend.opts.Era == EraStateless {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "no GET stream in the stateless era", http.StatusMethodNotAllowed)
+		return
+	}
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	hs, status, e := s.sessionOf(r)
+	if e != nil {
+		writeRPCError(w, status, nil, e)
+		return
+	}
+	hs.mu.Lock()
+	if hs.streamed {
+		hs.mu.Unlock()
+		http.Error(w, "a GET stream is already open for this session", http.StatusConflict)
+		return
+	}
+	hs.streamed = true
+	hs.mu.Unlock()
+	defer func() {
+		hs.mu.Lock()
+		hs.streamed = false
+		hs.mu.Unlock()
+	}()
+	ew := newSSEWriter(w)
+	ew.mu.Lock()
+	ew.startLocked(nil)
+	err := ew.rc.Flush()
+	ew.mu.Unlock()
+	for err == nil {
+		select {
+		case data := <-hs.out:
+			err = ew.event("message", data)
+		case <-hs.ctx.Done():
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	if s.Backend.opts.Era == EraStateless {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "no sessions in the stateless era", http.StatusMethodNotAllowed)
+		return
+	}
+	hs, status, e := s.sessionOf(r)
+	if e != nil {
+		writeRPCError(w, status, nil, e)
+		return
+	}
+	s.dropSession(hs)
+	w.WriteHeader(http.StatusOK)
+}

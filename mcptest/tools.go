@@ -1,0 +1,323 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// MaxSlowMilliseconds caps the slow tool's sleep.
+const MaxSlowMilliseconds = 60000
+
+// toolResult is a tools/call result.
+type toolResult struct {
+	Content           []content      `json:"content,omitempty"`
+	StructuredContent any            `json:"structuredContent,omitempty"`
+	IsError           bool           `json:"isError,omitempty"`
+	ResultType        string         `json:"resultType,omitempty"`
+	InputRequests     map[string]any `json:"inputRequests,omitempty"`
+	RequestState      string         `json:"requestState,omitempty"`
+}
+
+// content is one text content block.
+type content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+func textResult(text string) *toolResult {
+	return &toolResult{Content: []content{{Type: "text", Text: text}}}
+}
+
+func toolError(text string) *toolResult {
+	r := textResult(text)
+	r.IsError = true
+	return r
+}
+
+// toolCall is one tools/call as a tool sees it.
+type toolCall struct {
+	*call
+	args  args
+	token any // progressToken, nil when absent
+	// raw params, for the confirm tool's inputResponses and requestState
+	params callParams
+}
+
+type callParams struct {
+	Name           string                     `json:"name"`
+	Arguments      json.RawMessage            `json:"arguments"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   *string                    `json:"requestState"`
+}
+
+// tool is one tool: what tools/list shows and the function tools/call runs.
+type tool struct {
+	Name         string         `json:"name"`
+	Title        string         `json:"title,omitempty"`
+	Description  string         `json:"description"`
+	InputSchema  map[string]any `json:"inputSchema"`
+	OutputSchema map[string]any `json:"outputSchema,omitempty"`
+	Annotations  map[string]any `json:"annotations,omitempty"`
+
+	statelessOnly bool
+	run           func(b *Backend, tc *toolCall) (*toolResult, *rpcError)
+}
+
+func objectSchema(props map[string]any, required ...string) map[string]any {
+	s := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func prop(typ, desc string) map[string]any { return map[string]any{"type": typ, "description": desc} }
+
+var readOnly = map[string]any{"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}
+
+// tools returns the tool table, in list order.
+func tools() []*tool {
+	return []*tool{
+		{
+			Name: "echo", Title: "Echo", Description: "Returns text unchanged as one text content.",
+			InputSchema: objectSchema(map[string]any{"text": prop("string", "Text to return.")}, "text"),
+			Annotations: readOnly,
+			run:         runEcho,
+		},
+		{
+			Name: "add", Title: "Add", Description: "Adds two numbers; returns the sum as text and as structuredContent {sum}.",
+			InputSchema: objectSchema(map[string]any{
+				"a": prop("number", "First addend."), "b": prop("number", "Second addend."),
+			}, "a", "b"),
+			OutputSchema: objectSchema(map[string]any{"sum": prop("number", "a + b")}, "sum"),
+			Annotations:  readOnly,
+			run:          runAdd,
+		},
+		{
+			Name: "slow", Title: "Slow", Description: "Sleeps for the given milliseconds (capped at 60000), then returns; reports progress when asked.",
+			InputSchema: objectSchema(map[string]any{
+				"milliseconds": map[string]any{"type": "integer", "minimum": 0, "maximum": MaxSlowMilliseconds, "description": "How long to sleep."},
+			}, "milliseconds"),
+			Annotations: readOnly,
+			run:         runSlow,
+		},
+		{
+			Name: "error", Title: "Error", Description: "Fails on purpose: a JSON-RPC error, or an isError result when as_tool is true.",
+			InputSchema: objectSchema(map[string]any{
+				"message":  map[string]any{"type": "string", "default": "synthetic error"},
+				"category": map[string]any{"type": "string", "enum": []string{"protocol", "tool", "timeout", "auth"}, "default": "tool"},
+				"as_tool":  map[string]any{"type": "boolean", "default": false},
+			}),
+			run: runError,
+		},
+		{
+			Name: "flaky", Title: "Flaky", Description: "Fails reproducibly: the same (seed, call_id) always gives the same roll; fails when roll < fail_rate.",
+			InputSchema: objectSchema(map[string]any{
+				"fail_rate": map[string]any{"type": "number", "minimum": 0, "maximum": 1},
+				"seed":      prop("string", "Seed string (FNV-1a hashed)."),
+				"call_id":   prop("integer", "Caller-supplied iteration index."),
+			}, "fail_rate"),
+			Annotations: map[string]any{"idempotentHint": true},
+			run:         runFlaky,
+		},
+		{
+			Name: "confirm", Title: "Confirm", Description: "Asks the client to confirm through a multi-round-trip input request (stateless era).",
+			InputSchema:   objectSchema(map[string]any{"message": prop("string", "What to confirm.")}),
+			statelessOnly: true,
+			run:           runConfirm,
+		},
+	}
+}
+
+func (b *Backend) visibleTools(stateless bool) []*tool {
+	var out []*tool
+	for _, t := range tools() {
+		if t.statelessOnly && !stateless {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func (b *Backend) listTools(c *call) (any, *rpcError) {
+	list, next, err := page(b.visibleTools(c.stateless), c.req.Params, b.opts.PageSize, "tools")
+	if err != nil {
+		return nil, err
+	}
+	res := map[string]any{"tools": list}
+	if next != "" {
+		res["nextCursor"] = next
+	}
+	return res, nil
+}
+
+func (b *Backend) callTool(c *call) (any, *rpcError) {
+	var p callParams
+	if err := unmarshalParams(c.req.Params, &p); err != nil {
+		return nil, err
+	}
+	var found *tool
+	for _, t := range b.visibleTools(c.stateless) {
+		if t.Name == p.Name {
+			found = t
+		}
+	}
+	if found == nil {
+		return nil, newError(CodeInvalidParams, "unknown tool %q", p.Name)
+	}
+	a, err := parseArgs(p.Arguments)
+	if err != nil {
+		return toolError(fmt.Sprintf("invalid arguments for tool %q: %v", p.Name, err)), nil
+	}
+	tc := &toolCall{call: c, args: a, token: metaOf(c.req.Params).ProgressToken, params: p}
+	res, rerr := found.run(b, tc)
+	if rerr != nil {
+		return nil, rerr
+	}
+	return res, nil
+}
+
+func invalidArgs(name string, err error) (*toolResult, *rpcError) {
+	return toolError(fmt.Sprintf("invalid arguments for tool %q: %v", name, err)), nil
+}
+
+func runEcho(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
+	text, err := tc.args.str("text", true, "")
+	if err != nil {
+		return invalidArgs("echo", err)
+	}
+	return textResult(text), nil
+}
+
+func runAdd(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
+	a, err := tc.args.num("a", true, 0)
+	if err != nil {
+		return invalidArgs("add", err)
+	}
+	bv, err := tc.args.num("b", true, 0)
+	if err != nil {
+		return invalidArgs("add", err)
+	}
+	sum := a + bv
+	if math.IsInf(sum, 0) {
+		return toolError("add: sum overflows a float64"), nil
+	}
+	r := textResult(strconv.FormatFloat(sum, 'f', -1, 64))
+	r.StructuredContent = map[string]any{"sum": sum}
+	return r, nil
+}
+
+func runSlow(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
+	ms, err := tc.args.integer("milliseconds", true, 0)
+	if err != nil {
+		return invalidArgs("slow", err)
+	}
+	if ms < 0 {
+		return invalidArgs("slow", fmt.Errorf("milliseconds must be >= 0, got %d", ms))
+	}
+	ms = min(ms, MaxSlowMilliseconds)
+	steps := int64(1)
+	if tc.token != nil {
+		steps = min(10, max(1, ms))
+	}
+	start := time.Now()
+	for i := int64(1); i <= steps; i++ {
+		due := start.Add(time.Duration(ms*i/steps) * time.Millisecond)
+		if err := sleepUntil(tc.ctx, due); err != nil {
+			return nil, newError(CodeRequestTimeout, "slow: cancelled after %dms: %v", time.Since(start).Milliseconds(), err)
+		}
+		if tc.token != nil {
+			_ = tc.peer.notify(tc.ctx, "notifications/progress", map[string]any{
+				"progressToken": tc.token, "progress": i, "total": steps,
+				"message": fmt.Sprintf("slept %d of %d ms", ms*i/steps, ms),
+			})
+		}
+	}
+	return textResult(fmt.Sprintf("slept %dms", ms)), nil
+}
+
+// sleepUntil waits until t or until ctx ends, whichever is first.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ErrorCategoryCode maps the error tool's category to the JSON-RPC code it answers with when
+// as_tool is false: protocol → -32603 (internal error), tool → -32000, timeout → -32001,
+// auth → -32003. It reports false for an unknown category.
+func ErrorCategoryCode(category string) (int, bool) {
+	switch category {
+	case "protocol":
+		return CodeInternalError, true
+	case "tool":
+		return CodeServerError, true
+	case "timeout":
+		return CodeRequestTimeout, true
+	case "auth":
+		return CodeUnauthorized, true
+	}
+	return 0, false
+}
+
+func runError(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
+	msg, err := tc.args.str("message", false, "synthetic error")
+	if err != nil {
+		return invalidArgs("error", err)
+	}
+	category, err := tc.args.str("category", false, "tool")
+	if err != nil {
+		return invalidArgs("error", err)
+	}
+	asTool, err := tc.args.boolean("as_tool", false)
+	if err != nil {
+		return invalidArgs("error", err)
+	}
+	code, ok := ErrorCategoryCode(category)
+	if !ok {
+		return invalidArgs("error", fmt.Errorf("category must be one of protocol, tool, timeout, auth; got %q", category))
+	}
+	if asTool {
+		return toolError(msg), nil
+	}
+	return nil, &rpcError{Code: code, Message: msg, Data: map[string]any{"category": category}}
+}
+
+func runFlaky(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
+	rate, err := tc.args.num("fail_rate", true, 0)
+	if err != nil {
+		return invalidArgs("flaky", err)
+	}
+	seed, err := tc.args.str("seed", false, "")
+	if err != nil {
+		return invalidArgs("flaky", err)
+	}
+	callID, err := tc.args.integer("call_id", false, 0)
+	if err != nil {
+		return invalidArgs("flaky", err)
+	}
+	rate = min(max(rate, 0), 1)
+	roll := FlakyRoll(seed, callID)
+	if roll < rate {
+		return nil, &rpcError{
+			Code:    CodeServerError,
+			Message: FlakyFailureMessage(roll, rate),
+			Data:    map[string]any{"roll": roll, "rate": rate, "seed": seed, "call_id": callID},
+		}
+	}
+	return textResult(fmt.Sprintf("flaky success (roll=%.4f >= rate=%.4f)", roll, rate)), nil
+}

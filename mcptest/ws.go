@@ -1,0 +1,51 @@
+package mcptest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/coder/websocket"
+)
+
+// WebSocketSubprotocol is the subprotocol the WebSocket endpoint offers.
+const WebSocketSubprotocol = "mcp"
+
+// wsConn adapts a WebSocket to the connection loop: one JSON-RPC message per text frame.
+type wsConn struct {
+	ctx context.Context
+	c   *websocket.Conn
+}
+
+func (w *wsConn) readFrame() ([]byte, error) {
+	_, data, err := w.c.Read(w.ctx)
+	return data, err
+}
+
+func (w *wsConn) writeFrame(data []byte) error {
+	return w.c.Write(w.ctx, websocket.MessageText, data)
+}
+
+// handleWebSocket serves PathWebSocket.
+func (s *Server) handleWebSocket(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols:       []string{WebSocketSubprotocol},
+		InsecureSkipVerify: true, // the server's own loopback Origin check already ran
+	})
+	if err != nil {
+		return // Accept wrote the error response
+	}
+	c.SetReadLimit(MaxLineSize)
+	ctx := r.Context()
+	wc := &wsConn{ctx: ctx, c: c}
+	err = s.Backend.serveFrames(ctx, wc, wc, func(abrupt bool) {
+		if abrupt || ctx.Err() != nil {
+			_ = c.CloseNow()
+			return
+		}
+		_ = c.Close(websocket.StatusNormalClosure, "")
+	})
+	if err != nil && !errors.Is(err, ErrCrashed) && !errors.Is(err, context.Canceled) {
+		s.Backend.log.Debug("websocket ended", "err", err)
+	}
+}
