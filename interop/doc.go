@@ -1,0 +1,20 @@
+// Package interop holds mcpspec's interoperability tests: the client session layer (package
+// session and its transports) against MCP servers somebody else wrote.
+//
+// Two groups of peers:
+//
+//   - Go peers from the official SDK (github.com/modelcontextprotocol/go-sdk), served in-process
+//     on 127.0.0.1 or over an in-memory pipe. They need nothing installed and always run: a
+//     stateless Streamable HTTP server (protocol 2026-07-28), stateful ones (legacy handshake),
+//     the legacy HTTP+SSE handler and the newline-delimited stream transport over TCP.
+//   - Node peers pinned in package.json (server-everything, server-filesystem, server-memory).
+//     They run only with MCPSPEC_INTEROP=1, after npm ci in this directory, and belong in a
+//     loopback-only network namespace.
+//
+// To run everything:
+//
+//	(cd interop && npm ci)
+//	unshare --net sh -c 'ip link set lo up && MCPSPEC_INTEROP=1 GZIP_ALLOWED_DOMAINS=127.0.0.1 go test -count=1 ./interop/...'
+//
+// The package has no code besides its tests.
+package interop
