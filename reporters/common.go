@@ -1,0 +1,404 @@
+package reporters
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpspec/mcpspec/result"
+)
+
+// item is one test with the collection it belongs to and its 1-based position in the run.
+type item struct {
+	N   int
+	Col *result.Collection
+	T   *result.Test
+}
+
+// items flattens a run in recorded order. Nil collections and tests are skipped.
+func items(run *result.Run) []item {
+	var out []item
+	for _, c := range run.Collections {
+		if c == nil {
+			continue
+		}
+		for _, t := range c.Tests {
+			if t == nil {
+				continue
+			}
+			out = append(out, item{N: len(out) + 1, Col: c, T: t})
+		}
+	}
+	return out
+}
+
+// problems returns the failed and errored tests, in recorded order.
+func problems(run *result.Run) []item {
+	var out []item
+	for _, it := range items(run) {
+		if it.T.Status == result.Failed || it.T.Status == result.Errored {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// fullName is "collection › test", the name every reporter shows.
+func fullName(c *result.Collection, t *result.Test) string {
+	if c == nil || c.Name == "" {
+		return t.Name
+	}
+	return c.Name + " › " + t.Name
+}
+
+// excerpt cuts s to at most limit bytes on a UTF-8 boundary and says how much was cut.
+func excerpt(s string, limit int) string {
+	if limit <= 0 || len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
+}
+
+// oneLine flattens whitespace runs containing newlines to single spaces.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n\t") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// fmtDur renders a duration compactly and deterministically: 850µs, 12ms, 1.25s, 2m3s.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
+	case d < 10*time.Millisecond:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+// seconds renders d in seconds with millisecond precision, as JUnit wants.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
+}
+
+// percentile is the nearest-rank percentile (0 < p ≤ 100) of ds; 0 when ds is empty.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := int(p/100*float64(len(s)) + 0.999999999)
+	if rank < 1 {
+		rank = 1
+	}
+	if rank > len(s) {
+		rank = len(s)
+	}
+	return s[rank-1]
+}
+
+// latencies returns the latency of every test that ran (not skipped) and has one.
+func latencies(run *result.Run) []time.Duration {
+	var ds []time.Duration
+	for _, it := range items(run) {
+		if it.T.Status != result.Skipped && it.T.Latency > 0 {
+			ds = append(ds, it.T.Latency)
+		}
+	}
+	return ds
+}
+
+// slowest returns up to n tests that ran, by latency descending (ties keep run order).
+func slowest(run *result.Run, n int) []item {
+	var out []item
+	for _, it := range items(run) {
+		if it.T.Status != result.Skipped && it.T.Latency > 0 {
+			out = append(out, it)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].T.Latency > out[j].T.Latency })
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// passRate is the share of tests that ran (not skipped) which passed, in percent.
+func passRate(c result.Counts) float64 {
+	ran := c.Total - c.Skipped
+	if ran == 0 {
+		return 0
+	}
+	return float64(c.Passed) * 100 / float64(ran)
+}
+
+// fmtRate renders a pass rate with one decimal, or "n/a" when nothing ran.
+func fmtRate(c result.Counts) string {
+	if c.Total-c.Skipped == 0 {
+		return "n/a"
+	}
+	return strconv.FormatFloat(passRate(c), 'f', 1, 64) + "%"
+}
+
+// retried reports whether a test needed more than one attempt.
+func retried(t *result.Test) bool { return len(t.Attempts) > 1 }
+
+// flaky reports whether a test passed only after a failed or errored attempt.
+func flaky(t *result.Test) bool {
+	return t.Status == result.Passed && retried(t)
+}
+
+// attemptLine summarises the attempts: "3 attempts: failed, error, passed".
+func attemptLine(t *result.Test) string {
+	if len(t.Attempts) == 0 {
+		return ""
+	}
+	parts := make([]string, len(t.Attempts))
+	for i, a := range t.Attempts {
+		parts[i] = string(a.Status)
+		if a.Error != nil && a.Error.Category != "" {
+			parts[i] += " (" + a.Error.Category + ")"
+		}
+	}
+	word := "attempts"
+	if len(t.Attempts) == 1 {
+		word = "attempt"
+	}
+	return fmt.Sprintf("%d %s: %s", len(t.Attempts), word, strings.Join(parts, ", "))
+}
+
+// location is "file:line" of an assertion, or the collection file alone.
+func location(c *result.Collection, f *result.Failure) string {
+	file := ""
+	if c != nil {
+		file = c.File
+	}
+	if f != nil && f.Line > 0 {
+		if file == "" {
+			return "line " + strconv.Itoa(f.Line)
+		}
+		return file + ":" + strconv.Itoa(f.Line)
+	}
+	return file
+}
+
+// categoryHints are the default hints per fault category, used when the runner gave none.
+func categoryHints() map[string]string {
+	return map[string]string{
+		"Hang":          "the server answered, but only after the hang threshold; look for contention or a slow dependency",
+		"Deadlock":      "the request was accepted and never answered; look for a lock or a blocking call in the handler (e.g. lazy initialisation on first call)",
+		"Timeout":       "no response before the client deadline; raise the test timeout if the work is legitimately slow",
+		"ServerError":   "the server returned a JSON-RPC error of its own (code -32000..-32099); check the server log",
+		"ProtocolError": "the server rejected the request as invalid JSON-RPC or invalid params (-32600..-32603); check the tool's input schema",
+		"Crash":         "the server process exited during the call; its stderr excerpt usually names the cause",
+		"Malformed":     "the server sent bytes that are not a valid JSON-RPC message; check for logging on stdout",
+		"Disconnected":  "the connection closed mid-call; check the server's lifetime and any proxy in between",
+		"Cancelled":     "the request was cancelled by the client before it completed (interrupt or run deadline)",
+	}
+}
+
+// hint returns the runner's hint or the default one for the category.
+func hint(e *result.Error) string {
+	if e == nil {
+		return ""
+	}
+	if e.Hint != "" {
+		return e.Hint
+	}
+	return categoryHints()[e.Category]
+}
+
+// plural returns "1 test" / "2 tests".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// interpret derives the "what this means" sentences from a run: data turned into information.
+func interpret(run *result.Run) []string {
+	c := run.Counts()
+	var out []string
+	ran := c.Total - c.Skipped
+	switch {
+	case c.Total == 0:
+		return []string{"No tests were recorded, so this run says nothing about the server yet."}
+	case ran == 0:
+		out = append(out, "Every test was skipped, so this run says nothing about the server yet.")
+	case c.Failed == 0 && c.Errored == 0:
+		out = append(out, fmt.Sprintf("All %s that ran passed: the server behaved as the collection expects.", plural(ran, "test")))
+	default:
+		s := fmt.Sprintf("%d of %s that ran did not pass.", c.Failed+c.Errored, plural(ran, "test"))
+		if c.Failed > 0 {
+			s += fmt.Sprintf(" %s: the server answered, but not as expected.", failedPhrase(c.Failed))
+		}
+		if c.Errored > 0 {
+			s += fmt.Sprintf(" %s: %s.", erroredPhrase(c.Errored), categoryPhrase(run))
+		}
+		out = append(out, s)
+	}
+	var fl []string
+	for _, it := range items(run) {
+		if flaky(it.T) {
+			fl = append(fl, it.T.Name)
+		}
+	}
+	if len(fl) > 0 {
+		out = append(out, fmt.Sprintf("%s passed only after a retry (%s): treat as flaky; the retry hides an intermittent failure.", plural(len(fl), "test"), strings.Join(fl, ", ")))
+	}
+	if run.Interrupted {
+		out = append(out, "The run was interrupted before every test ran; skipped tests were not judged.")
+	} else if c.Skipped > 0 && ran > 0 {
+		verb := "were"
+		if c.Skipped == 1 {
+			verb = "was"
+		}
+		out = append(out, fmt.Sprintf("%s %s skipped (filtered out, or a dependency did not pass).", plural(c.Skipped, "test"), verb))
+	}
+	ds := latencies(run)
+	if len(ds) >= 2 {
+		var sum time.Duration
+		for _, d := range ds {
+			sum += d
+		}
+		top := slowest(run, 1)[0]
+		share := float64(top.T.Latency) * 100 / float64(sum)
+		if share >= 40 {
+			out = append(out, fmt.Sprintf("The slowest test, %s, took %s — %.0f%% of all test latency; look there first for speed.", top.T.Name, fmtDur(top.T.Latency), share))
+		} else {
+			out = append(out, fmt.Sprintf("Latency is spread evenly: p50 %s, p95 %s, slowest %s (%s).", fmtDur(percentile(ds, 50)), fmtDur(percentile(ds, 95)), top.T.Name, fmtDur(top.T.Latency)))
+		}
+	}
+	return out
+}
+
+func failedPhrase(n int) string {
+	if n == 1 {
+		return "1 failed an assertion"
+	}
+	return strconv.Itoa(n) + " failed assertions"
+}
+
+func erroredPhrase(n int) string {
+	if n == 1 {
+		return "1 could not be carried out"
+	}
+	return strconv.Itoa(n) + " could not be carried out"
+}
+
+// categoryPhrase lists the error categories with counts, most frequent first then by name.
+func categoryPhrase(run *result.Run) string {
+	n := map[string]int{}
+	for _, it := range problems(run) {
+		if it.T.Status == result.Errored {
+			cat := "unclassified"
+			if it.T.Error != nil && it.T.Error.Category != "" {
+				cat = it.T.Error.Category
+			}
+			n[cat]++
+		}
+	}
+	cats := make([]string, 0, len(n))
+	for k := range n {
+		cats = append(cats, k)
+	}
+	sort.Slice(cats, func(i, j int) bool {
+		if n[cats[i]] != n[cats[j]] {
+			return n[cats[i]] > n[cats[j]]
+		}
+		return cats[i] < cats[j]
+	})
+	parts := make([]string, len(cats))
+	for i, c := range cats {
+		parts[i] = fmt.Sprintf("%s ×%d", c, n[c])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// statusWord is the verdict of a run: PASS, FAIL or INTERRUPTED.
+func statusWord(run *result.Run) string {
+	switch {
+	case !run.OK():
+		return "FAIL"
+	case run.Interrupted:
+		return "INTERRUPTED"
+	default:
+		return "PASS"
+	}
+}
+
+// title is the report title.
+func title(o Options, run *result.Run) string {
+	if o.Title != "" {
+		return o.Title
+	}
+	if run.ID == "" {
+		return "mcpspec run"
+	}
+	return "mcpspec run " + run.ID
+}
+
+// fmtTime renders a timestamp in UTC, or "" for the zero time.
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// clean makes untrusted text safe to print: invalid UTF-8 and control characters other than
+// newline and tab (C0, DEL, C1 — including ESC, so a server cannot drive the terminal) become
+// U+FFFD.
+func clean(s string) string {
+	bad := !utf8.ValidString(s)
+	if !bad {
+		for _, r := range s {
+			if isControl(r) {
+				bad = true
+				break
+			}
+		}
+	}
+	if !bad {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
+}

@@ -1,0 +1,283 @@
+package reporters
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpspec/mcpspec/result"
+)
+
+// Markdown writes a GitHub-flavoured report sized for a pull-request comment: a status line with
+// an emoji, a counts table per collection, "what this means" sentences, each failure in a
+// collapsed <details> block, and a latency table. The output never exceeds Options.MarkdownLimit
+// bytes (65000 by default): failures that do not fit are left out with a note saying how many.
+type Markdown struct {
+	opts Options
+}
+
+// NewMarkdown returns the markdown reporter; it reads Options.Title, ExcerptLimit and
+// MarkdownLimit.
+func NewMarkdown(opts *Options) *Markdown { return &Markdown{opts: opts.orDefault()} }
+
+// maxSlowest is how many tests the latency tables list.
+const maxSlowest = 10
+
+// maxTableCollections caps the counts table so a run of many collections still fits.
+const maxTableCollections = 50
+
+// Report implements [Reporter].
+func (m *Markdown) Report(w io.Writer, run *result.Run) error {
+	head := m.head(run)
+	lat := m.latency(run)
+	const noteReserve = 400
+	budget := m.opts.MarkdownLimit - len(head) - len(lat) - noteReserve
+
+	var fails strings.Builder
+	ps := problems(run)
+	if len(ps) > 0 {
+		fmt.Fprintf(&fails, "### Failures (%d)\n\n", len(ps))
+	}
+	shown := 0
+	for _, it := range ps {
+		blk := m.failure(it)
+		if fails.Len()+len(blk) > budget {
+			break
+		}
+		fails.WriteString(blk)
+		shown++
+	}
+	if shown < len(ps) {
+		fmt.Fprintf(&fails, "> [!NOTE]\n> %s not shown here: this comment is kept under %d bytes. The JSON or HTML report has every failure.\n\n",
+			plural(len(ps)-shown, "more failure"), m.opts.MarkdownLimit)
+	}
+	out := head + fails.String() + lat
+	if len(out) > m.opts.MarkdownLimit {
+		note := "\n\n… report truncated to fit the comment size limit.\n"
+		cut := m.opts.MarkdownLimit - len(note)
+		if cut < 0 {
+			cut = 0
+		}
+		for cut > 0 && !utf8.RuneStart(out[cut]) {
+			cut--
+		}
+		out = out[:cut] + note
+	}
+	if _, err := io.WriteString(w, out); err != nil {
+		return fmt.Errorf("markdown report: %w", err)
+	}
+	return nil
+}
+
+// head is the status line, the counts table and what it means.
+func (m *Markdown) head(run *result.Run) string {
+	var b strings.Builder
+	n := run.Counts()
+	emoji := map[string]string{"PASS": "✅", "FAIL": "❌", "INTERRUPTED": "⚠️"}[statusWord(run)]
+	fmt.Fprintf(&b, "## %s %s — %s\n\n", emoji, mdText(title(m.opts, run)), statusWord(run))
+	fmt.Fprintf(&b, "**%s** · %d passed · %d failed · %d errored · %d skipped · pass rate %s · %s\n",
+		plural(n.Total, "test"), n.Passed, n.Failed, n.Errored, n.Skipped, fmtRate(n), fmtDur(run.Duration))
+	var meta []string
+	if s := fmtTime(run.StartedAt); s != "" {
+		meta = append(meta, "started "+s)
+	}
+	if run.Environment != "" {
+		meta = append(meta, "environment "+mdCode(run.Environment))
+	}
+	if g := run.Git; g != nil && (g.Branch != "" || g.Commit != "") {
+		s := "git"
+		if g.Branch != "" {
+			s += " " + mdCode(g.Branch)
+		}
+		if g.Commit != "" {
+			s += " @ " + mdCode(shortCommit(g.Commit))
+		}
+		meta = append(meta, s)
+	}
+	if run.Interrupted {
+		meta = append(meta, "**interrupted**")
+	}
+	if len(meta) > 0 {
+		b.WriteString("\n" + strings.Join(meta, " · ") + "\n")
+	}
+	b.WriteString("\n| Collection | Server | Tests | ✅ Passed | ❌ Failed | 💥 Errored | ⏭️ Skipped | Pass rate | Duration |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	rows := 0
+	for _, c := range run.Collections {
+		if c == nil {
+			continue
+		}
+		if rows == maxTableCollections {
+			fmt.Fprintf(&b, "| … %s more | | | | | | | | |\n", plural(len(run.Collections)-rows, "collection"))
+			break
+		}
+		rows++
+		cc := c.Counts()
+		var servers []string
+		for _, s := range c.Servers {
+			v := s.ServerName
+			if v == "" {
+				v = s.Name
+			}
+			if s.ServerVersion != "" {
+				v += " " + s.ServerVersion
+			}
+			servers = append(servers, mdCode(v)+" ("+mdText(s.Transport)+")")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s |\n", mdText(c.Name), strings.Join(servers, "<br>"),
+			cc.Total, cc.Passed, cc.Failed, cc.Errored, cc.Skipped, fmtRate(cc), fmtDur(c.Duration))
+	}
+	fmt.Fprintf(&b, "| **Total** | | **%d** | **%d** | **%d** | **%d** | **%d** | **%s** | **%s** |\n\n",
+		n.Total, n.Passed, n.Failed, n.Errored, n.Skipped, fmtRate(n), fmtDur(run.Duration))
+	b.WriteString("### What this means\n\n")
+	for _, s := range interpret(run) {
+		b.WriteString("- " + mdText(s) + "\n")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// failure is one collapsed failure block.
+func (m *Markdown) failure(it item) string {
+	lim := m.opts.ExcerptLimit
+	if lim > 1500 {
+		lim = 1500
+	}
+	t := it.T
+	var b strings.Builder
+	icon, what := "❌", "failed"
+	if t.Status == result.Errored {
+		icon, what = "💥", "error"
+		if t.Error != nil && t.Error.Category != "" {
+			what = t.Error.Category
+		}
+	} else if len(t.Failures) > 0 {
+		what = t.Failures[0].Assertion
+		if t.Failures[0].Path != "" {
+			what += " at " + t.Failures[0].Path
+		}
+	}
+	fmt.Fprintf(&b, "<details>\n<summary>%s <b>%s</b> — %s</summary>\n\n", icon,
+		html.EscapeString(clean(oneLine(fullName(it.Col, t)))), html.EscapeString(clean(oneLine(what))))
+	if it.Col.File != "" {
+		fmt.Fprintf(&b, "- **Collection:** %s\n", mdCode(it.Col.File))
+	}
+	if t.Target != "" {
+		fmt.Fprintf(&b, "- **Target:** %s %s\n", mdText(t.Kind), mdCode(t.Target))
+	}
+	for _, f := range t.Failures {
+		a := mdCode(f.Assertion)
+		if f.Path != "" {
+			a += " at " + mdCode(f.Path)
+		}
+		if f.Line > 0 {
+			a += " (" + mdCode(location(it.Col, &f)) + ")"
+		}
+		fmt.Fprintf(&b, "- **Assertion:** %s — %s\n", a, mdText(f.Message))
+		if f.Expected != "" || f.Actual != "" {
+			fmt.Fprintf(&b, "  - expected: %s\n  - actual: %s\n", mdCode(excerpt(f.Expected, lim)), mdCode(excerpt(f.Actual, lim)))
+		}
+	}
+	if e := t.Error; e != nil {
+		msg := e.Message
+		if e.Code != 0 {
+			msg = fmt.Sprintf("%s (code %d)", msg, e.Code)
+		}
+		fmt.Fprintf(&b, "- **Error:** %s — %s\n", mdCode(e.Category), mdText(msg))
+		if h := hint(e); h != "" {
+			fmt.Fprintf(&b, "- **Hint:** %s\n", mdText(h))
+		}
+	}
+	if retried(t) {
+		fmt.Fprintf(&b, "- **Attempts:** %s\n", mdText(attemptLine(t)))
+	}
+	if t.Response != "" {
+		fmt.Fprintf(&b, "\n**Response**\n\n%s", mdFence(excerpt(t.Response, lim)))
+	}
+	if t.Stderr != "" {
+		fmt.Fprintf(&b, "\n**Server stderr**\n\n%s", mdFence(excerpt(t.Stderr, lim)))
+	}
+	b.WriteString("\n</details>\n\n")
+	return b.String()
+}
+
+// latency is the latency section: run percentiles and the slowest tests.
+func (m *Markdown) latency(run *result.Run) string {
+	ds := latencies(run)
+	if len(ds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("### Latency\n\n| Tests | p50 | p95 | p99 | max |\n|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n\n", len(ds), fmtDur(percentile(ds, 50)), fmtDur(percentile(ds, 95)),
+		fmtDur(percentile(ds, 99)), fmtDur(percentile(ds, 100)))
+	b.WriteString("| Slowest tests | Status | Latency | Duration | Attempts |\n|---|---|--:|--:|--:|\n")
+	for _, it := range slowest(run, maxSlowest) {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d |\n", mdText(oneLine(fullName(it.Col, it.T))), it.T.Status,
+			fmtDur(it.T.Latency), fmtDur(it.T.Duration), len(it.T.Attempts))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// mdText escapes text for GitHub markdown, including table cells: HTML-significant characters
+// become entities, markdown punctuation is backslash-escaped, newlines become spaces.
+func mdText(s string) string {
+	s = clean(oneLine(s))
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '"':
+			b.WriteString("&quot;")
+		case '\\', '`', '*', '_', '[', ']', '|', '#', '~':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCode renders s as an inline code span that is safe in a table cell.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(clean(oneLine(s)), "|", `\|`)
+	if s == "" {
+		return "` `"
+	}
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || strings.HasPrefix(s, " ") {
+		pad = " "
+	}
+	return fence + pad + s + pad + fence
+}
+
+// mdFence renders s as a fenced code block whose fence is longer than any backtick run in s.
+func mdFence(s string) string {
+	s = clean(s)
+	fence := "```"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
+}
+
+// shortCommit keeps the first 12 characters of a commit hash.
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
