@@ -198,9 +198,11 @@ func TestFaultCategories(t *testing.T) {
 			want:   Malformed,
 		},
 		{
-			name:   "invalid UTF-8",
-			answer: func(f *fake, m msg) { f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"a":"` + "\xff\xfe" + `"}}`) },
-			want:   Malformed,
+			name: "invalid UTF-8",
+			answer: func(f *fake, m msg) {
+				f.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"a":"` + "\xff\xfe" + `"}}`)
+			},
+			want: Malformed,
 		},
 		{
 			name:   "unroutable malformed then timeout",
