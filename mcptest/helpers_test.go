@@ -264,3 +264,6 @@ func waitStats(t testing.TB, stats func() mcptest.Stats, cond func(mcptest.Stats
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// pipe is an in-memory, closable one-way stream.
+func pipe() (*io.PipeReader, *io.PipeWriter) { return io.Pipe() }
