@@ -157,3 +157,19 @@ func noLeaks(t *testing.T, pkg string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// quiet waits (bounded) until every goroutine the Conn started has returned by itself.
+func quiet(t *testing.T, c *Conn) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		c.Close() // lets the waiter return
+		t.Fatal("the connection's goroutines did not finish within 5s")
+	}
+}
