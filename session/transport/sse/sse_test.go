@@ -21,10 +21,10 @@ import (
 // endpoint; POST /messages?sessionId=… answers 202 and pushes the response onto the stream.
 type legacy struct {
 	*httptest.Server
-	endpoint string         // what the endpoint event says
-	preamble string         // raw SSE written before the endpoint event
-	postCode int            // status for POSTs (default 202)
-	mu       sync.Mutex     // guards posts
+	endpoint string          // what the endpoint event says
+	preamble string          // raw SSE written before the endpoint event
+	postCode int             // status for POSTs (default 202)
+	mu       sync.Mutex      // guards posts
 	posts    []*http.Request // with bodies read into postBodies
 	bodies   []string
 	out      chan string // messages to push on the stream; closing it ends the stream
