@@ -127,7 +127,7 @@ func Parse(s string, o *Options) (transport.Dialer, Info, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	info, err := resolve(s, o)
+	info, err := Resolve(s, o)
 	if err != nil {
 		return nil, info, err
 	}
@@ -138,8 +138,9 @@ func Parse(s string, o *Options) (transport.Dialer, Info, error) {
 	return d, info, nil
 }
 
-// resolve classifies a SPEC without building a dialer.
-func resolve(s string, o *Options) (Info, error) {
+// Resolve classifies a SPEC without building a dialer: what [Parse] would use, for --explain
+// and messages. Problems are reported as *[Error].
+func Resolve(s string, o *Options) (Info, error) {
 	info := Info{Spec: s}
 	fail := func(reason, hint string, err error) (Info, error) {
 		return info, &Error{Spec: s, Reason: reason, Hint: hint, Err: err}

@@ -42,13 +42,13 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := resolve(tt.spec, &tt.opts)
+			got, err := Resolve(tt.spec, &tt.opts)
 			if err != nil {
-				t.Fatalf("resolve(%q): %v", tt.spec, err)
+				t.Fatalf("Resolve(%q): %v", tt.spec, err)
 			}
 			tt.want.Spec = tt.spec
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("resolve(%q) mismatch (-want +got):\n%s", tt.spec, diff)
+				t.Errorf("Resolve(%q) mismatch (-want +got):\n%s", tt.spec, diff)
 			}
 			if got.String() == "" {
 				t.Errorf("empty String() for %+v", got)
@@ -86,10 +86,10 @@ func TestResolveErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := resolve(tt.spec, &tt.opts)
+			_, err := Resolve(tt.spec, &tt.opts)
 			var e *Error
 			if !errors.As(err, &e) {
-				t.Fatalf("resolve(%q) error = %v, want *spec.Error", tt.spec, err)
+				t.Fatalf("Resolve(%q) error = %v, want *spec.Error", tt.spec, err)
 			}
 			if !strings.Contains(e.Reason, tt.reason) {
 				t.Errorf("reason = %q, want it to contain %q", e.Reason, tt.reason)

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/urfave/cli/v3"
+)
+
+// IO is what a run of mcpspec may touch of its process: the standard streams and where to find
+// itself and temporary space.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Executable is the path of the mcpspec binary, used to start the built-in server for
+	// --server testserver ("" = os.Executable()).
+	Executable string
+	// TempDir is where temporary files go ("" = os.TempDir()).
+	TempDir string
+}
+
+// Main runs mcpspec with the process's arguments and streams and exits with its exit code.
+// SIGINT and SIGTERM cancel the run; open sessions are closed (child servers are stopped) and
+// the exit code is 130.
+func Main() {
+	os.Exit(int(mainCode()))
+}
+
+func mainCode() ExitCode {
+	ctx, stop := notifyContext(context.Background())
+	defer stop()
+	return Run(ctx, os.Args, &IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+}
+
+// Run runs mcpspec with args (args[0] is the program name) and returns the exit code. Failures
+// are printed to io.Stderr with a hint. Cancelling ctx interrupts the run (exit 130).
+func Run(ctx context.Context, args []string, stdio *IO) ExitCode {
+	a := &app{io: *stdio}
+	root := a.root()
+	err := root.Run(ctx, args)
+	if err == nil {
+		return ExitOK
+	}
+	code := exitCodeOf(ctx, err)
+	if code == ExitInterrupted && ctx.Err() != nil {
+		err = &Error{Code: code, Msg: fmt.Sprintf("interrupted (%v)", context.Cause(ctx)), Err: err}
+	}
+	report(a.io.Stderr, err, code, root.Bool("json-errors") || slices.Contains(args, "--json-errors"))
+	return code
+}
+
+// app holds what every verb needs; verbs are its methods, one file each.
+type app struct {
+	io IO
+}
+
+// verbs lists mcpspec's commands, in the order --help shows them.
+func (a *app) verbs() []*cli.Command {
+	return []*cli.Command{
+		a.toolsCommand(),
+		a.callCommand(),
+		a.inspectCommand(),
+		a.testserverCommand(),
+		a.versionCommand(),
+	}
+}
+
+const rootDescription = `mcpspec tests Model Context Protocol servers over stdio, Streamable HTTP, HTTP+SSE,
+WebSocket and TCP, and classifies every failure (Crash, Deadlock, Hang, Timeout,
+Disconnected, Malformed, ProtocolError, ServerError, Cancelled).
+
+A server SPEC (--server) is a command line ("python -m my_server"), "testserver" for the
+built-in reference server, or a URL: http(s)://… (Streamable HTTP, falling back to
+HTTP+SSE), ws(s)://…, tcp://host:port.
+
+Exit codes: 0 ok · 1 failure (tool isError, failed test) · 2 runtime error · 3 bad input ·
+4 connection error · 5 timeout or hang · 6 security findings · 7 validation error ·
+130 interrupted.`
+
+func (a *app) root() *cli.Command {
+	root := &cli.Command{
+		Name:        "mcpspec",
+		Usage:       "test MCP servers: calls, collections, load and bug hunting over every transport",
+		Version:     buildVersion(),
+		Description: rootDescription,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json-errors", Usage: "on failure, also print one line of JSON on stderr: {error, category, exitCode, hint}"},
+		},
+		Commands:                  a.verbs(),
+		Reader:                    a.io.Stdin,
+		Writer:                    a.io.Stdout,
+		ErrWriter:                 a.io.Stderr,
+		DisableSliceFlagSeparator: true,
+		HideHelpCommand:           true,
+		// Exit codes are decided by Run, never by the flag library.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown command %q", cmd.Args().First()),
+					Hint: "run 'mcpspec --help' to list the commands"}
+			}
+			return cli.ShowRootCommandHelp(cmd)
+		},
+	}
+	var setUsage func(c *cli.Command)
+	setUsage = func(c *cli.Command) {
+		if c.OnUsageError == nil {
+			c.OnUsageError = func(ctx context.Context, cmd *cli.Command, err error, _ bool) error {
+				return usageError(cmd, err)
+			}
+		}
+		for _, sub := range c.Commands {
+			setUsage(sub)
+		}
+	}
+	setUsage(root)
+	return root
+}
+
+// usageError is a command-line mistake: exit 3 with a pointer to the verb's help.
+func usageError(cmd *cli.Command, err error) error {
+	return &Error{Code: ExitConfig, Msg: err.Error(), Hint: fmt.Sprintf("run '%s --help' for usage", cmd.FullName()), Err: err}
+}

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/transport"
+)
+
+func (a *app) callCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "call",
+		Usage:     "call one tool and print its result",
+		UsageText: "mcpspec call --server SPEC TOOL [--args JSON|@FILE|-] [--json]",
+		ArgsUsage: "TOOL",
+		Flags: append(serverFlagDefs(),
+			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Usage: "the tool's arguments: a JSON object, @FILE to read it from a file, or - to read it from stdin (default {})"},
+			explainFlag(),
+		),
+		Action: a.call,
+	}
+}
+
+// callJSON is the --json output of call. On failure the fields of failureJSON are set at the top
+// level.
+type callJSON struct {
+	sessionJSON
+	Tool      string          `json:"tool"`
+	OK        bool            `json:"ok"`
+	IsError   bool            `json:"isError"`
+	LatencyMs *float64        `json:"latencyMs,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	ExitCode  ExitCode        `json:"exitCode"`
+	*failureJSON
+}
+
+func (a *app) call(ctx context.Context, cmd *cli.Command) error {
+	f := readServerFlags(cmd)
+	if cmd.Bool("explain") {
+		return explainCall(a.io.Stdout, f, cmd.Args().First(), cmd.String("args"))
+	}
+	switch cmd.Args().Len() {
+	case 0:
+		return &Error{Code: ExitConfig, Msg: "missing the name of the tool to call",
+			Hint: "mcpspec call --server SPEC TOOL [--args JSON]; list the tools with mcpspec tools --server SPEC"}
+	case 1:
+	default:
+		return usageError(cmd, fmt.Errorf("unexpected argument %q after the tool name (quote the --args JSON?)", cmd.Args().Get(1)))
+	}
+	tool := cmd.Args().First()
+	args, err := readArgs(cmd.String("args"), a.io.Stdin)
+	if err != nil {
+		return err
+	}
+
+	out := callJSON{Tool: tool}
+	err = a.withSession(ctx, f, "call", func(ctx context.Context, t *target, s *session.Session) error {
+		out.sessionJSON = newSessionJSON(t, s)
+		start := time.Now()
+		res, err := s.CallTool(ctx, tool, args, nil)
+		lat := time.Since(start)
+		if err != nil {
+			var se *session.Error
+			if errors.As(err, &se) && se.Elapsed > 0 {
+				lat = se.Elapsed
+			}
+			out.LatencyMs = ms(lat)
+			return toolCallError(ctx, t, s, tool, err)
+		}
+		if res.Timing.Latency > 0 {
+			lat = res.Timing.Latency
+		}
+		out.LatencyMs = ms(lat)
+		out.IsError = res.IsError
+		out.Result = res.Raw
+		if len(out.Result) == 0 {
+			out.Result, _ = json.Marshal(res)
+		}
+		if !f.JSON {
+			printToolResult(a.io.Stdout, res)
+		}
+		if res.IsError {
+			return &Error{Code: ExitFailure, Msg: fmt.Sprintf("tool %q reported an error (isError: true)", tool),
+				Hint: "the server ran the tool and the tool failed; its result says why"}
+		}
+		return nil
+	})
+	if f.JSON {
+		out.OK = err == nil
+		out.ExitCode = exitCodeOf(ctx, err)
+		if err != nil && !out.IsError {
+			out.failureJSON = newFailureJSON(err)
+		}
+		if werr := writeJSON(a.io.Stdout, out); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// toolCallError describes a failed tools/call; when the server answered with a JSON-RPC error
+// and the tool is not in its list, it says so and names the tools there are.
+func toolCallError(ctx context.Context, t *target, s *session.Session, tool string, err error) error {
+	e := t.requestError(err, fmt.Sprintf("tools/call %q", tool))
+	var se *session.Error
+	if !errors.As(err, &se) || se.Code == 0 || ctx.Err() != nil {
+		return e
+	}
+	lctx, cancel := context.WithTimeout(ctx, min(t.flags.Timeout, 5*time.Second))
+	defer cancel()
+	tools, lerr := s.ListTools(lctx)
+	if lerr != nil {
+		return e
+	}
+	names := make([]string, 0, len(tools))
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if slices.Contains(names, tool) {
+		return e
+	}
+	e.Msg = fmt.Sprintf("tool %q not found (the server answered JSON-RPC error %d: %s)", tool, se.Code, se.Message)
+	e.Hint = "available: " + listNames(names, 20)
+	if len(names) == 0 {
+		e.Hint = "the server lists no tools"
+	}
+	return e
+}
+
+func listNames(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(", … (%d more)", len(names)-n)
+}
+
+// maxArgsSize bounds --args read from a file or stdin.
+const maxArgsSize = transport.MaxFrameSize
+
+// readArgs reads --args: a JSON object given inline, @FILE, or - for stdin. It must be a JSON
+// object; "" means {}.
+func readArgs(v string, stdin io.Reader) (json.RawMessage, error) {
+	src := "--args"
+	var data []byte
+	switch {
+	case v == "":
+		return json.RawMessage("{}"), nil
+	case v == "-":
+		src = "--args - (stdin)"
+		b, err := io.ReadAll(io.LimitReader(stdin, maxArgsSize+1))
+		if err != nil {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Err: err}
+		}
+		data = b
+	case strings.HasPrefix(v, "@"):
+		src = "--args " + v
+		fh, err := os.Open(v[1:])
+		if err != nil {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Hint: "check the path after @", Err: err}
+		}
+		defer fh.Close()
+		b, err := io.ReadAll(io.LimitReader(fh, maxArgsSize+1))
+		if err != nil {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Err: err}
+		}
+		data = b
+	default:
+		data = []byte(v)
+	}
+	if len(data) > maxArgsSize {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s is larger than %d bytes", src, maxArgsSize)}
+	}
+	data = bytes.TrimSpace(data)
+	hint := `write the arguments as one JSON object, e.g. --args '{"text":"hi"}' (single quotes keep the shell away from the double quotes)`
+	if !json.Valid(data) {
+		var x any
+		err := json.Unmarshal(data, &x)
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s is not valid JSON: %v", src, err), Hint: hint, Err: err}
+	}
+	if len(data) == 0 || data[0] != '{' {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s must be a JSON object, got %s", src, truncate(string(data), 40)), Hint: hint}
+	}
+	return json.RawMessage(data), nil
+}
+
+func ms(d time.Duration) *float64 {
+	v := float64(d.Microseconds()) / 1000
+	return &v
+}

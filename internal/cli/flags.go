@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/transport/spec"
+)
+
+// Defaults of the flags shared by every verb that talks to a server.
+const (
+	defaultTimeout        = 30 * time.Second
+	defaultConnectTimeout = 10 * time.Second
+)
+
+// serverFlags are the values of the flags every server-facing verb accepts.
+type serverFlags struct {
+	Server          string
+	Transport       string
+	Timeout         time.Duration
+	ConnectTimeout  time.Duration
+	ProtocolVersion string
+	Header          []string
+	Env             []string
+	JSON            bool
+	HangThreshold   time.Duration
+	StderrPath      string
+}
+
+// serverFlagDefs returns the flags of a server-facing verb. --server is checked by the verb, not
+// by the parser, so that --explain works without it.
+func serverFlagDefs() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to test: a command line, `SPEC` testserver, or an http(s)://, ws(s)://, tcp:// address"},
+		&cli.StringFlag{Name: "transport", Usage: "force a transport: stdio, http, sse, ws or tcp (default: from the SPEC)"},
+		&cli.DurationFlag{Name: "timeout", Value: defaultTimeout, Usage: "deadline of each request"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: defaultConnectTimeout, Usage: "deadline for starting or connecting to the server and the handshake"},
+		&cli.StringFlag{Name: "protocol-version", Usage: "pin the MCP protocol `VERSION` (default: detect the era and negotiate the newest)"},
+		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Usage: "HTTP/WebSocket header `K=V` (repeatable)"},
+		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "environment variable `K=V` for a server started as a command (repeatable)"},
+		&cli.BoolFlag{Name: "json", Usage: "print JSON on stdout"},
+		&cli.DurationFlag{Name: "hang-threshold", Usage: "turn on the hang detector: a request unanswered after `D` is a Hang, or a Deadlock if no answer comes in the grace period (2×D)"},
+		&cli.StringFlag{Name: "stderr", Usage: "save the stderr of a server started as a command to `FILE` (default: a temporary file, kept when something fails)"},
+	}
+}
+
+// explainFlag is --explain, which prints what a verb does instead of doing it.
+func explainFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "explain", Usage: "print what this command does, step by step, and exit"}
+}
+
+func readServerFlags(cmd *cli.Command) serverFlags {
+	return serverFlags{
+		Server:          cmd.String("server"),
+		Transport:       cmd.String("transport"),
+		Timeout:         cmd.Duration("timeout"),
+		ConnectTimeout:  cmd.Duration("connect-timeout"),
+		ProtocolVersion: cmd.String("protocol-version"),
+		Header:          cmd.StringSlice("header"),
+		Env:             cmd.StringSlice("env"),
+		JSON:            cmd.Bool("json"),
+		HangThreshold:   cmd.Duration("hang-threshold"),
+		StderrPath:      cmd.String("stderr"),
+	}
+}
+
+// validate checks what the parser cannot; every problem is a config error with a hint.
+func (f *serverFlags) validate(verb string) error {
+	if strings.TrimSpace(f.Server) == "" {
+		return &Error{Code: ExitConfig, Msg: "missing --server",
+			Hint: fmt.Sprintf("say which server to test, e.g. mcpspec %s --server \"python -m my_server\" (a command), --server http://127.0.0.1:8080/mcp, or --server testserver (the built-in one)", verb)}
+	}
+	if f.Timeout <= 0 {
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--timeout must be positive, got %s", f.Timeout), Hint: "e.g. --timeout 30s"}
+	}
+	if f.ConnectTimeout <= 0 {
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--connect-timeout must be positive, got %s", f.ConnectTimeout), Hint: "e.g. --connect-timeout 10s"}
+	}
+	if f.HangThreshold < 0 {
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--hang-threshold must not be negative, got %s", f.HangThreshold), Hint: "e.g. --hang-threshold 5s"}
+	}
+	if v := f.ProtocolVersion; v != "" && !slices.Contains(session.SupportedVersions(), v) {
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown --protocol-version %q", v),
+			Hint: "use one of: " + strings.Join(session.SupportedVersions(), ", ")}
+	}
+	if t := f.Transport; t != "" && !slices.Contains(spec.Transports(), spec.Transport(t)) {
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown --transport %q", t), Hint: "use one of: stdio, http, sse, ws, tcp"}
+	}
+	return nil
+}
+
+// parseHeaders turns K=V (or "K: V") entries into a header.
+func parseHeaders(entries []string) (http.Header, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	h := http.Header{}
+	for _, e := range entries {
+		i := strings.IndexAny(e, "=:")
+		if i <= 0 {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--header %q is not K=V", e), Hint: "write it as --header 'Authorization=Bearer TOKEN' or --header 'Authorization: Bearer TOKEN'"}
+		}
+		k, v := strings.TrimSpace(e[:i]), strings.TrimSpace(e[i+1:])
+		if strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--header %q has a blank in its name or a line break", e), Hint: "header names are single tokens, e.g. X-Api-Key=…"}
+		}
+		h.Add(k, v)
+	}
+	return h, nil
+}
+
+// parseEnv checks K=V entries for a stdio server's environment.
+func parseEnv(entries []string) ([]string, error) {
+	for _, e := range entries {
+		k, _, ok := strings.Cut(e, "=")
+		if !ok || k == "" {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--env %q is not K=V", e), Hint: "write it as --env API_KEY=secret"}
+		}
+	}
+	return entries, nil
+}

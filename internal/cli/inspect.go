@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/mcpspec/mcpspec/session"
+)
+
+func (a *app) inspectCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "inspect",
+		Usage:       "explore a server interactively: list and call tools, read resources, list prompts",
+		UsageText:   "mcpspec inspect --server SPEC\n\necho '.tools' | mcpspec inspect --server SPEC",
+		Description: "Commands, one per line (lines starting with # are ignored):\n" + replHelp(),
+		Flags:       append(serverFlagDefs(), explainFlag()),
+		Action:      a.inspect,
+	}
+}
+
+// replCommand is one command of the inspect REPL.
+type replCommand struct {
+	name  string
+	usage string
+	help  string
+	run   func(r *repl, ctx context.Context, arg string) error
+}
+
+// replCommands lists the REPL's commands, in the order .help shows them.
+func replCommands() []replCommand {
+	return []replCommand{
+		{".tools", ".tools", "list the tools", (*repl).tools},
+		{".call", ".call NAME [JSON]", "call a tool with a JSON object of arguments (default {})", (*repl).call},
+		{".schema", ".schema NAME", "print a tool's input and output schemas", (*repl).schema},
+		{".resources", ".resources", "list the resources and resource templates", (*repl).resources},
+		{".read", ".read URI", "read a resource", (*repl).read},
+		{".prompts", ".prompts", "list the prompts", (*repl).prompts},
+		{".help", ".help", "show this list", (*repl).help},
+		{".exit", ".exit", "close the session and quit (also .quit, Ctrl-D)", nil},
+	}
+}
+
+func replHelp() string {
+	var b strings.Builder
+	for _, c := range replCommands() {
+		fmt.Fprintf(&b, "  %-20s %s\n", c.usage, c.help)
+	}
+	return b.String()
+}
+
+// repl is one inspect session.
+type repl struct {
+	t   *target
+	s   *session.Session
+	out io.Writer
+	err io.Writer
+}
+
+func (a *app) inspect(ctx context.Context, cmd *cli.Command) error {
+	f := readServerFlags(cmd)
+	if cmd.Bool("explain") {
+		return explainInspect(a.io.Stdout, f)
+	}
+	if cmd.Args().Present() {
+		return usageError(cmd, fmt.Errorf("unexpected argument %q (the server goes in --server)", cmd.Args().First()))
+	}
+	return a.withSession(ctx, f, "inspect", func(ctx context.Context, t *target, s *session.Session) error {
+		src := newLineSource(a.io.Stdin, a.io.Stdout, "mcpspec> ")
+		defer src.close()
+		r := &repl{t: t, s: s, out: a.io.Stdout, err: a.io.Stderr}
+		info := s.ServerInfo()
+		if src.interactive() {
+			fmt.Fprintf(r.out, "Connected to %s %s (protocol %s, %s). Type .help for commands.\n", orDash(info.Name), info.Version, s.ProtocolVersion(), t.info)
+		}
+		return r.loop(ctx, src)
+	})
+}
+
+// loop reads and runs commands until .exit, end of input or cancellation.
+func (r *repl) loop(ctx context.Context, src *lineSource) error {
+	for {
+		line, err := src.next(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, arg, _ := strings.Cut(line, " ")
+		arg = strings.TrimSpace(arg)
+		if name == ".exit" || name == ".quit" {
+			return nil
+		}
+		if err := r.run(ctx, name, arg); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			report(r.err, err, ExitOK, false)
+		}
+	}
+}
+
+func (r *repl) run(ctx context.Context, name, arg string) error {
+	for _, c := range replCommands() {
+		if c.name == name && c.run != nil {
+			return c.run(r, ctx, arg)
+		}
+	}
+	return &Error{Msg: fmt.Sprintf("unknown command %q", name), Hint: "type .help for the list of commands"}
+}
+
+func (r *repl) help(context.Context, string) error {
+	_, err := io.WriteString(r.out, replHelp())
+	return err
+}
+
+func (r *repl) tools(ctx context.Context, _ string) error {
+	tools, err := r.s.ListTools(ctx)
+	if err != nil {
+		return r.t.requestError(err, "tools/list")
+	}
+	if len(tools) == 0 {
+		fmt.Fprintln(r.out, "(no tools)")
+		return nil
+	}
+	return toolTable(r.out, tools)
+}
+
+func (r *repl) call(ctx context.Context, arg string) error {
+	name, rawArgs, _ := strings.Cut(arg, " ")
+	if name == "" {
+		return &Error{Msg: "missing the tool name", Hint: `.call NAME {"key":"value"}`}
+	}
+	rawArgs = strings.TrimSpace(rawArgs)
+	if rawArgs == "-" {
+		return &Error{Msg: "arguments cannot come from stdin inside inspect", Hint: `write them inline: .call NAME {"key":"value"}, or use @FILE`}
+	}
+	args, err := readArgs(rawArgs, nil)
+	if err != nil {
+		return err
+	}
+	res, err := r.s.CallTool(ctx, name, args, nil)
+	if err != nil {
+		return toolCallError(ctx, r.t, r.s, name, err)
+	}
+	printToolResult(r.out, res)
+	if res.IsError {
+		fmt.Fprintf(r.out, "(tool %q reported an error: isError is true)\n", name)
+	}
+	return nil
+}
+
+func (r *repl) schema(ctx context.Context, name string) error {
+	if name == "" {
+		return &Error{Msg: "missing the tool name", Hint: ".schema NAME; .tools lists the names"}
+	}
+	tools, err := r.s.ListTools(ctx)
+	if err != nil {
+		return r.t.requestError(err, "tools/list")
+	}
+	names := make([]string, 0, len(tools))
+	for _, tl := range tools {
+		if tl.Name != name {
+			names = append(names, tl.Name)
+			continue
+		}
+		fmt.Fprintf(r.out, "input schema:\n%s\n", schemaText(tl.InputSchema))
+		fmt.Fprintf(r.out, "output schema:\n%s\n", schemaText(tl.OutputSchema))
+		return nil
+	}
+	return &Error{Msg: fmt.Sprintf("tool %q not found", name), Hint: "available: " + listNames(names, 20)}
+}
+
+func schemaText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "  (none)"
+	}
+	return "  " + prettyJSON(raw, "  ")
+}
+
+func (r *repl) resources(ctx context.Context, _ string) error {
+	res, err := r.s.ListResources(ctx)
+	if err != nil {
+		return r.t.requestError(err, "resources/list")
+	}
+	if len(res) == 0 {
+		fmt.Fprintln(r.out, "(no resources)")
+	} else {
+		rows := [][]string{{"URI", "NAME", "MIME TYPE", "DESCRIPTION"}}
+		for _, x := range res {
+			rows = append(rows, []string{x.URI, orDash(x.Name), orDash(x.MimeType), orDash(truncate(x.Description, 60))})
+		}
+		if err := table(r.out, rows); err != nil {
+			return err
+		}
+	}
+	tpls, err := r.s.ListResourceTemplates(ctx)
+	if err != nil || len(tpls) == 0 {
+		// Templates are optional; a server without them may answer with an error.
+		return nil
+	}
+	fmt.Fprintln(r.out)
+	rows := [][]string{{"URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"}}
+	for _, x := range tpls {
+		rows = append(rows, []string{x.URITemplate, orDash(x.Name), orDash(x.MimeType), orDash(truncate(x.Description, 60))})
+	}
+	return table(r.out, rows)
+}
+
+func (r *repl) read(ctx context.Context, uri string) error {
+	if uri == "" {
+		return &Error{Msg: "missing the resource URI", Hint: ".read URI; .resources lists them"}
+	}
+	resp, err := r.s.ReadResource(ctx, uri)
+	if err != nil {
+		return r.t.requestError(err, fmt.Sprintf("resources/read %q", uri))
+	}
+	var result struct {
+		Contents []struct {
+			URI      string  `json:"uri"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Blob     string  `json:"blob"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(resp.Result, &result); err != nil {
+		return &Error{Msg: fmt.Sprintf("resources/read %q: the result is not {contents: […]}: %v", uri, err), Category: session.Malformed}
+	}
+	if len(result.Contents) == 0 {
+		fmt.Fprintln(r.out, "(no contents)")
+	}
+	for _, c := range result.Contents {
+		if c.Text != nil {
+			fmt.Fprint(r.out, *c.Text)
+			if !strings.HasSuffix(*c.Text, "\n") {
+				fmt.Fprintln(r.out)
+			}
+			continue
+		}
+		fmt.Fprintf(r.out, "[blob %s%s, %d bytes]\n", c.URI, mime(c.MimeType), base64Size(c.Blob))
+	}
+	return nil
+}
+
+func (r *repl) prompts(ctx context.Context, _ string) error {
+	ps, err := r.s.ListPrompts(ctx)
+	if err != nil {
+		return r.t.requestError(err, "prompts/list")
+	}
+	if len(ps) == 0 {
+		fmt.Fprintln(r.out, "(no prompts)")
+		return nil
+	}
+	rows := [][]string{{"NAME", "ARGUMENTS", "DESCRIPTION"}}
+	for _, p := range ps {
+		args := make([]string, 0, len(p.Arguments))
+		for _, a := range p.Arguments {
+			n := a.Name
+			if !a.Required {
+				n += "?"
+			}
+			args = append(args, n)
+		}
+		rows = append(rows, []string{p.Name, orDash(strings.Join(args, ", ")), orDash(truncate(p.Description, 60))})
+	}
+	return table(r.out, rows)
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/mcpspec/mcpspec/session"
+)
+
+func (a *app) toolsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "tools",
+		Usage:     "list a server's tools with their input and output schemas",
+		UsageText: "mcpspec tools --server SPEC [--json]",
+		Flags:     serverFlagDefs(),
+		Action:    a.tools,
+	}
+}
+
+// toolsJSON is the --json output of tools.
+type toolsJSON struct {
+	sessionJSON
+	Tools    []json.RawMessage `json:"tools"`
+	ExitCode ExitCode          `json:"exitCode"`
+	*failureJSON
+}
+
+func (a *app) tools(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Args().Present() {
+		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
+	}
+	f := readServerFlags(cmd)
+	var out toolsJSON
+	err := a.withSession(ctx, f, "tools", func(ctx context.Context, t *target, s *session.Session) error {
+		out.sessionJSON = newSessionJSON(t, s)
+		tools, err := s.ListTools(ctx)
+		if err != nil {
+			return t.requestError(err, "tools/list")
+		}
+		if f.JSON {
+			out.Tools = toolsRaw(tools)
+			return nil
+		}
+		return printTools(a.io.Stdout, s, tools)
+	})
+	if f.JSON {
+		if err != nil {
+			out.failureJSON = newFailureJSON(err)
+			out.ExitCode = exitCodeOf(ctx, err)
+		}
+		if out.Tools == nil {
+			out.Tools = []json.RawMessage{}
+		}
+		if werr := writeJSON(a.io.Stdout, out); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// toolsRaw returns each tool as the server sent it.
+func toolsRaw(tools []session.Tool) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(tools))
+	for _, tl := range tools {
+		if len(tl.Raw) > 0 {
+			out = append(out, tl.Raw)
+			continue
+		}
+		b, err := json.Marshal(tl)
+		if err != nil {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// printTools prints a heading and an aligned table of tools.
+func printTools(w io.Writer, s *session.Session, tools []session.Tool) error {
+	info := s.ServerInfo()
+	fmt.Fprintf(w, "%d %s from %s %s (protocol %s)\n", len(tools), plural(len(tools), "tool", "tools"), orDash(info.Name), info.Version, s.ProtocolVersion())
+	if len(tools) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return toolTable(w, tools)
+}
+
+// toolTable prints tools as NAME, ARGUMENTS, OUTPUT, DESCRIPTION columns (TITLE when any tool
+// has one).
+func toolTable(w io.Writer, tools []session.Tool) error {
+	withTitle := false
+	for _, tl := range tools {
+		withTitle = withTitle || tl.Title != ""
+	}
+	head := []string{"NAME"}
+	if withTitle {
+		head = append(head, "TITLE")
+	}
+	rows := [][]string{append(head, "ARGUMENTS", "OUTPUT", "DESCRIPTION")}
+	for _, tl := range tools {
+		r := []string{tl.Name}
+		if withTitle {
+			r = append(r, orDash(tl.Title))
+		}
+		rows = append(rows, append(r, truncate(schemaSummary(tl.InputSchema), 50), truncate(schemaSummary(tl.OutputSchema), 40), orDash(truncate(tl.Description, 60))))
+	}
+	return table(w, rows)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
