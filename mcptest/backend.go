@@ -122,11 +122,24 @@ func (b *Backend) Stats() Stats {
 	}
 }
 
+// admit counts a request on arrival and numbers tools/calls in arrival order. Transports
+// that read frames sequentially call it before handing the request to its own goroutine, so
+// "the first tools/call" means the first on the wire.
+func (b *Backend) admit(req *request) {
+	if req.isNotification() || req.seq != 0 {
+		return
+	}
+	b.requests.Add(1)
+	if req.Method == "tools/call" {
+		req.seq = b.toolCalls.Add(1)
+	} else {
+		req.seq = -1
+	}
+}
+
 // handle is the entry point every transport calls for one request or notification.
 func (b *Backend) handle(ctx context.Context, p peer, req *request) *response {
-	if !req.isNotification() {
-		b.requests.Add(1)
-	}
+	b.admit(req)
 	return b.root.handle(ctx, p, req)
 }
 

@@ -191,6 +191,7 @@ func (c *frameConn) dispatch(ctx context.Context, data []byte) {
 		c.b.handle(ctx, c, req)
 		return
 	}
+	c.b.admit(req)
 	rctx, cancel := context.WithCancel(ctx)
 	key := req.idKey()
 	entry := c.calls.add(key, cancel)

@@ -53,7 +53,7 @@ func (f *faultHandler) handle(ctx context.Context, p peer, req *request) *respon
 		return f.next.handle(ctx, p, req)
 	}
 
-	n := f.b.toolCalls.Add(1)
+	n := req.seq
 	ac, hangNow := f.enter()
 	defer f.exit(ac)
 

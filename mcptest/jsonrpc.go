@@ -30,6 +30,8 @@ type request struct {
 	ID     json.RawMessage
 	Method string
 	Params json.RawMessage
+	// seq numbers tools/calls from 1 in arrival order across the Backend; 0 until admitted.
+	seq int64
 }
 
 // isNotification reports whether the message expects no answer.

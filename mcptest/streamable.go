@@ -271,10 +271,16 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *request, p 
 	resp := s.Backend.handle(ctx, p, req)
 	cancelled := hs != nil && hs.calls.remove(req.idKey(), entry)
 	switch {
-	case resp == nil || cancelled:
-		if r.Context().Err() == nil && (p.sse == nil || !p.sse.isStarted()) {
+	case cancelled && r.Context().Err() == nil:
+		// the client cancelled with notifications/cancelled: end the exchange without an answer
+		if p.sse == nil || !p.sse.isStarted() {
 			w.WriteHeader(http.StatusNoContent)
 		}
+		return false
+	case resp == nil:
+		// a call that was never answered (a hang ended by the session or the server closing)
+		// must not turn into an empty 200: drop the connection instead
+		abortConnection(w)
 		return false
 	case resp.abort:
 		if hs != nil {
