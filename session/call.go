@@ -158,6 +158,8 @@ type waitSpec struct {
 	noHang bool
 	// noCancel suppresses notifications/cancelled (initialize, the discover probe).
 	noCancel bool
+	// alwaysCancel sends notifications/cancelled in every era (subscriptions/listen).
+	alwaysCancel bool
 }
 
 // await waits for c's outcome. It returns the result or a classified failure; a Hang failure
@@ -255,7 +257,7 @@ func (s *Session) giveUp(ctx context.Context, c *call, w *waitSpec, why Category
 		e.Category, e.Frame, e.Err = blame.category, blame.frame, blame.err
 		e.Message = "no routable response; the server sent an unroutable frame during the call: " + blame.message
 	}
-	if !w.noCancel && s.Era() == EraLegacy {
+	if !w.noCancel && (w.alwaysCancel || s.Era() == EraLegacy) {
 		s.sendCancelled(ctx, c.id, e.Message)
 	}
 	return e

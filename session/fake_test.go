@@ -22,8 +22,6 @@ type msg struct {
 	raw    []byte
 }
 
-func (m msg) isRequest() bool { return m.Method != "" && m.ID != nil }
-
 // fake is a scriptable MCP server on the server end of a pipe.
 type fake struct {
 	t   testing.TB
