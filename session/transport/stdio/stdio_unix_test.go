@@ -1,0 +1,371 @@
+//go:build unix
+
+package stdio
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpspec/mcpspec/session/transport"
+)
+
+func start(t *testing.T, c Command) *Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := c.Start(ctx)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// recvData returns the next frame's data, failing on any error.
+func recvData(t *testing.T, c *Conn) string {
+	t.Helper()
+	f, err := c.Recv()
+	if err != nil || f.Err != nil {
+		t.Fatalf("Recv: %v %v", err, f.Err)
+	}
+	return string(f.Data)
+}
+
+// recvEnd reads until a terminal error and returns it with the framing faults seen.
+func recvEnd(t *testing.T, c *Conn) (faults []string, err error) {
+	t.Helper()
+	for range 1000 {
+		f, err := c.Recv()
+		if err != nil {
+			return faults, err
+		}
+		if f.Err != nil {
+			var fe *transport.FrameError
+			if !errors.As(f.Err, &fe) {
+				t.Fatalf("frame error %T", f.Err)
+			}
+			faults = append(faults, fmt.Sprintf("%s:%d", fe.Reason, fe.Size))
+		}
+	}
+	t.Fatal("no end")
+	return nil, nil
+}
+
+func TestRoundTrip(t *testing.T) {
+	defer checkGoroutines(t)()
+	c := start(t, fakeServer("echo"))
+	if c.PID() <= 0 {
+		t.Fatalf("PID = %d", c.PID())
+	}
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if err := c.Send(context.Background(), fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)); err != nil {
+				t.Errorf("send %d: %v", i, err)
+			}
+		})
+	}
+	seen := map[int]bool{}
+	for range n {
+		var msg struct{ ID int }
+		if err := json.Unmarshal([]byte(recvData(t, c)), &msg); err != nil {
+			t.Fatal(err)
+		}
+		seen[msg.ID] = true
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("got %d distinct frames, want %d", len(seen), n)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := c.ShutdownStage(); got != StageStdin {
+		t.Errorf("stage = %q, want %q (echo exits when stdin closes)", got, StageStdin)
+	}
+	if _, err := c.Recv(); err != transport.ErrClosed {
+		t.Errorf("Recv after Close = %v, want ErrClosed", err)
+	}
+	if err := c.Send(context.Background(), []byte("{}")); err != transport.ErrClosed {
+		t.Errorf("Send after Close = %v, want ErrClosed", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestExitWhileOpen(t *testing.T) {
+	tests := []struct {
+		name     string
+		script   []string
+		code     int
+		signal   string
+		tailHas  string
+		lastLine string
+	}{
+		{"exit code", []string{"print:{}", "stderr:boom: database missing", "exit:3"}, 3, "", "boom: database missing", "{}"},
+		{"clean exit", []string{"print:{}", "exit:0"}, 0, "", "", "{}"},
+		{"killed", []string{"print:{}", "stderr:about to die", "kill-self"}, -1, "killed", "about to die", "{}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer checkGoroutines(t)()
+			c := start(t, fakeServer(tt.script...))
+			if got := recvData(t, c); got != tt.lastLine {
+				t.Fatalf("frame = %q, want %q", got, tt.lastLine)
+			}
+			_, err := c.Recv()
+			var ee *transport.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("Recv = %v, want *ExitError", err)
+			}
+			if ee.Code != tt.code || ee.Signal != tt.signal {
+				t.Errorf("exit = code %d signal %q, want %d %q", ee.Code, ee.Signal, tt.code, tt.signal)
+			}
+			if !strings.Contains(ee.StderrTail, tt.tailHas) {
+				t.Errorf("stderr tail %q lacks %q", ee.StderrTail, tt.tailHas)
+			}
+			if _, err2 := c.Recv(); err2 != err {
+				t.Errorf("terminal error not sticky: %v then %v", err, err2)
+			}
+			if err := c.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if got := c.ShutdownStage(); got != StageExited {
+				t.Errorf("stage = %q, want %q", got, StageExited)
+			}
+		})
+	}
+}
+
+func TestStderrFileAndTail(t *testing.T) {
+	defer checkGoroutines(t)()
+	cmd := fakeServer("stderr-lines:2000", "exit:1")
+	cmd.StderrPath = filepath.Join(t.TempDir(), "run", "server.stderr")
+	c := start(t, cmd)
+	_, err := c.Recv()
+	var ee *transport.ExitError
+	if !errors.As(err, &ee) || ee.Code != 1 {
+		t.Fatalf("Recv = %v, want exit code 1", err)
+	}
+	if ee.StderrPath != cmd.StderrPath || c.StderrPath() != cmd.StderrPath {
+		t.Errorf("stderr path %q / %q, want %q", ee.StderrPath, c.StderrPath(), cmd.StderrPath)
+	}
+	if len(ee.StderrTail) > tailSize {
+		t.Errorf("tail is %d bytes, over %d", len(ee.StderrTail), tailSize)
+	}
+	if !strings.HasPrefix(ee.StderrTail, "stderr line ") || !strings.HasSuffix(ee.StderrTail, "stderr line 1999\n") {
+		t.Errorf("tail does not hold whole last lines: %q…%q", ee.StderrTail[:20], ee.StderrTail[len(ee.StderrTail)-20:])
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	data, err := os.ReadFile(cmd.StderrPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 2000 || lines[0] != "stderr line 0" || lines[1999] != "stderr line 1999" {
+		t.Errorf("stderr file has %d lines, want all 2000", len(lines))
+	}
+}
+
+func TestFramingFaults(t *testing.T) {
+	defer checkGoroutines(t)()
+	cmd := fakeServer("long:5000", "print:{}", "bad-utf8", "truncated")
+	cmd.MaxFrameSize = 1000
+	c := start(t, cmd)
+	faults, err := recvEnd(t, c)
+	want := []string{"too-long:5000", "invalid-utf8:10", "truncated:7"}
+	if fmt.Sprint(faults) != fmt.Sprint(want) {
+		t.Errorf("faults = %v, want %v", faults, want)
+	}
+	var ee *transport.ExitError
+	if !errors.As(err, &ee) || ee.Code != 0 {
+		t.Errorf("end = %v, want exit code 0", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestCloseEscalates checks each shutdown stage against a child that resists more and more,
+// and that Close stays within Grace+TermGrace plus slack.
+func TestCloseEscalates(t *testing.T) {
+	tests := []struct {
+		name   string
+		script []string
+		stage  string
+	}{
+		{"exits on stdin close", []string{"print:ready", "echo"}, StageStdin},
+		{"ignores stdin close", []string{"print:ready", "wait-eof", "sleep:60s"}, StageTerm},
+		{"ignores SIGTERM", []string{"ignore-term", "print:ready", "wait-eof", "sleep:60s"}, StageKill},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer checkGoroutines(t)()
+			cmd := fakeServer(tt.script...)
+			c := start(t, cmd)
+			if got := recvData(t, c); got != "ready" {
+				t.Fatalf("got %q, want ready", got)
+			}
+			pid := c.PID()
+			recvErr := make(chan error, 1)
+			go func() {
+				_, err := c.Recv()
+				recvErr <- err
+			}()
+			start := time.Now()
+			if err := c.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			elapsed := time.Since(start)
+			if got := c.ShutdownStage(); got != tt.stage {
+				t.Errorf("stage = %q, want %q", got, tt.stage)
+			}
+			if limit := cmd.Grace + cmd.TermGrace + 2*time.Second; elapsed > limit {
+				t.Errorf("Close took %v, over %v", elapsed, limit)
+			}
+			if err := <-recvErr; err != transport.ErrClosed {
+				t.Errorf("pending Recv = %v, want ErrClosed", err)
+			}
+			if alive(pid) {
+				t.Errorf("child %d alive after Close", pid)
+			}
+		})
+	}
+}
+
+// TestGrandchildDies checks that Close kills what the child started.
+func TestGrandchildDies(t *testing.T) {
+	defer checkGoroutines(t)()
+	c := start(t, fakeServer("grandchild", "echo"))
+	var msg struct{ Grandchild int }
+	if err := json.Unmarshal([]byte(recvData(t, c)), &msg); err != nil || msg.Grandchild <= 0 {
+		t.Fatalf("no grandchild pid: %v", err)
+	}
+	if !alive(msg.Grandchild) {
+		t.Fatalf("grandchild %d not running before Close", msg.Grandchild)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if !eventually(func() bool { return !alive(msg.Grandchild) }) {
+		t.Errorf("grandchild %d alive after Close", msg.Grandchild)
+	}
+}
+
+// TestExitWithGrandchildHoldingStdout: the child exits but a grandchild keeps stdout open;
+// Recv must still report the exit, after about Grace.
+func TestExitWithGrandchildHoldingStdout(t *testing.T) {
+	defer checkGoroutines(t)()
+	cmd := fakeServer("grandchild-out", "stderr:bye", "exit:5")
+	c := start(t, cmd)
+	var msg struct{ Grandchild int }
+	if err := json.Unmarshal([]byte(recvData(t, c)), &msg); err != nil || msg.Grandchild <= 0 {
+		t.Fatalf("no grandchild pid: %v", err)
+	}
+	start := time.Now()
+	_, err := c.Recv()
+	var ee *transport.ExitError
+	if !errors.As(err, &ee) || ee.Code != 5 {
+		t.Fatalf("Recv = %v, want exit code 5", err)
+	}
+	if d := time.Since(start); d > cmd.Grace+2*time.Second {
+		t.Errorf("exit reported after %v", d)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if !eventually(func() bool { return !alive(msg.Grandchild) }) {
+		t.Errorf("grandchild %d alive after Close", msg.Grandchild)
+	}
+}
+
+func TestEnvAndDir(t *testing.T) {
+	dir := t.TempDir()
+	cmd := fakeServer("env:MCPSPEC_TEST_VALUE", "env:HOME", "pwd", "exit:0")
+	cmd.Env = append(cmd.Env, "MCPSPEC_TEST_VALUE=hello world")
+	cmd.Dir = dir
+	c := start(t, cmd)
+	if got := recvData(t, c); got != "hello world" {
+		t.Errorf("env = %q", got)
+	}
+	if got := recvData(t, c); got != os.Getenv("HOME") {
+		t.Errorf("inherited HOME = %q, want %q", got, os.Getenv("HOME"))
+	}
+	got := recvData(t, c)
+	if want, _ := filepath.EvalSymlinks(dir); got != want && got != dir {
+		t.Errorf("working dir = %q, want %q", got, dir)
+	}
+}
+
+func TestSendToDeadChild(t *testing.T) {
+	c := start(t, fakeServer("exit:0"))
+	if _, err := c.Recv(); err == nil {
+		t.Fatal("Recv succeeded from a child that exited")
+	}
+	var err error
+	for range 10 { // the first frames may be queued before the broken pipe is seen
+		if err = c.Send(context.Background(), []byte("{}")); err != nil {
+			break
+		}
+		c.w.Flush(context.Background())
+	}
+	if err == nil || !strings.Contains(err.Error(), "stdio: send") {
+		t.Fatalf("Send to a dead child = %v, want a write error", err)
+	}
+}
+
+// alive reports whether pid runs (a zombie counts as dead).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return runtime.GOOS != "linux" // no /proc: trust kill
+	}
+	// Fields: pid (comm) state …; comm may hold spaces, so look after the last ')'.
+	s := string(stat)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// eventually polls cond for up to 3 seconds.
+func eventually(cond func() bool) bool {
+	deadline := time.Now().Add(3 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// checkGoroutines returns a func that fails t if goroutines started since remain.
+func checkGoroutines(t *testing.T) func() {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	return func() {
+		t.Helper()
+		if !eventually(func() bool { return runtime.NumGoroutine() <= before }) {
+			buf := make([]byte, 1<<16)
+			t.Errorf("goroutines: %d before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+	}
+}
