@@ -8,12 +8,15 @@ import (
 
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
+	"github.com/mcpspec/mcpspec/session/transport/sse"
+	"github.com/mcpspec/mcpspec/session/transport/streamable"
 )
 
-// The interop tests reach their peers the way a user does: through a server SPEC, the string
-// given to --server, resolved by package spec.
+// How the tests reach their peers: the HTTP transports are configured directly; stdio and TCP,
+// and the "auto" cases, go through a server SPEC (the string given to --server, resolved by
+// package spec), the way a user reaches a server.
 
-// specDialer resolves a SPEC with the transport forced to tr (or guessed when tr is "").
+// specDialer resolves SPEC s with options o.
 func specDialer(t *testing.T, s string, o spec.Options) transport.Dialer {
 	t.Helper()
 	d, info, err := spec.Parse(s, &o)
@@ -28,14 +31,16 @@ func specDialer(t *testing.T, s string, o spec.Options) transport.Dialer {
 	return d
 }
 
+// streamableDialer speaks Streamable HTTP to url.
 func streamableDialer(t *testing.T, url string) transport.Dialer {
 	t.Helper()
-	return specDialer(t, url, spec.Options{Transport: spec.HTTP})
+	return streamable.Dialer{URL: url}
 }
 
+// sseDialer speaks the legacy HTTP+SSE transport to url (the GET endpoint).
 func sseDialer(t *testing.T, url string) transport.Dialer {
 	t.Helper()
-	return specDialer(t, url, spec.Options{Transport: spec.SSE})
+	return sse.Dialer{URL: url}
 }
 
 // autoDialer lets the SPEC pick the transport from the URL (Streamable HTTP with a fallback to
@@ -45,6 +50,7 @@ func autoDialer(t *testing.T, url string) transport.Dialer {
 	return specDialer(t, url, spec.Options{})
 }
 
+// tcpDialer speaks newline-delimited JSON-RPC over TCP to addr.
 func tcpDialer(t *testing.T, addr string) transport.Dialer {
 	t.Helper()
 	return specDialer(t, "tcp://"+addr, spec.Options{})

@@ -62,15 +62,16 @@ type addOut struct {
 type goPeer struct {
 	srv *mcp.Server
 	// cancelled receives the argument of every slow call whose context the SDK cancelled, which
-	// happens when the client's notifications/cancelled reaches the server.
-	cancelled chan int
+	// happens when the client's cancellation reaches the server; finished, that of every slow
+	// call that ran to its end.
+	cancelled, finished chan int
 }
 
 // goPeerTools lists the peer's tool names in the order tools/list returns them (sorted).
 var goPeerTools = []string{"add", "count", "echo", "fail", "slow"}
 
 func newGoPeer() *goPeer {
-	p := &goPeer{cancelled: make(chan int, 8)}
+	p := &goPeer{cancelled: make(chan int, 8), finished: make(chan int, 8)}
 	p.srv = mcp.NewServer(&mcp.Implementation{Name: goPeerName, Version: goPeerVersion}, &mcp.ServerOptions{
 		Instructions: "interop peer",
 		PageSize:     goPeerPageSize,
@@ -114,6 +115,10 @@ func newGoPeer() *goPeer {
 				}
 				return nil, nil, ctx.Err()
 			case <-time.After(time.Duration(in.Millis) * time.Millisecond):
+				select {
+				case p.finished <- in.Millis:
+				default:
+				}
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 			}
 		})

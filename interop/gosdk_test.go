@@ -13,6 +13,9 @@ import (
 	"github.com/mcpspec/mcpspec/session/transport/pipe"
 )
 
+// slowMillis is how long the slow tool blocks unless cancelled.
+const slowMillis = 5000
+
 // goPeerCase is one way of reaching the go-sdk peer.
 type goPeerCase struct {
 	name string
@@ -255,19 +258,25 @@ func exerciseGoPeer(t *testing.T, c goPeerCase) {
 
 	if c.cancel {
 		t.Run("timeout cancels", func(t *testing.T) {
-			_, err := s.CallTool(ctx, "slow", map[string]int{"millis": 30000}, &session.CallOptions{Timeout: 200 * time.Millisecond})
+			start := time.Now()
+			_, err := s.CallTool(ctx, "slow", map[string]int{"millis": slowMillis}, &session.CallOptions{Timeout: 200 * time.Millisecond})
 			se := sessionError(t, err)
 			if se.Category != session.Timeout {
 				t.Fatalf("slow call: category %s, want Timeout (%v)", se.Category, err)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("a call with a 200ms timeout returned after %v", took.Round(time.Millisecond))
 			}
 			if c.notifyCancel {
 				log.waitCancelled(t, se.ID)
 			}
 			select {
 			case got := <-p.cancelled:
-				if got != 30000 {
-					t.Errorf("the peer cancelled a slow call with millis %d, want 30000", got)
+				if got != slowMillis {
+					t.Errorf("the peer cancelled a slow call with millis %d, want %d", got, slowMillis)
 				}
+			case <-p.finished:
+				t.Fatalf("the peer's handler ran to its end (%dms): the cancellation never reached it", slowMillis)
 			case <-time.After(eventWait):
 				t.Fatalf("the peer's handler was not cancelled within %v", eventWait)
 			}
