@@ -243,7 +243,7 @@ func statelessMeta(params map[string]any, version string) map[string]any {
 		params = map[string]any{}
 	}
 	params["_meta"] = map[string]any{
-		mcptest.MetaProtocolVersion:                 version,
+		mcptest.MetaProtocolVersion:                  version,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 	}
 	return params
