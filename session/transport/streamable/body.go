@@ -39,11 +39,11 @@ func frameError(reason string, data []byte, size int) transport.Frame {
 
 // readJSON reads a JSON answer: one message, or a batch array delivered element by element.
 // The read is bounded by BodyTimeout and MaxFrameSize.
-func (c *Conn) readJSON(cancel context.CancelFunc, body io.ReadCloser) {
+func (c *Conn) readJSON(cancel context.CancelFunc, body io.ReadCloser, length int64) {
 	defer body.Close()
 	timer := time.AfterFunc(c.d.BodyTimeout, cancel)
 	defer timer.Stop()
-	data, err := io.ReadAll(io.LimitReader(body, int64(c.d.MaxFrameSize)+1))
+	data, err := readBody(body, length, c.d.MaxFrameSize)
 	switch {
 	case err != nil && c.ctx.Err() != nil:
 		return // closed
@@ -71,6 +71,23 @@ func (c *Conn) readJSON(cancel context.CancelFunc, body io.ReadCloser) {
 		}
 	}
 	c.deliver(frame(data))
+}
+
+// readBody reads at most max+1 bytes of a body, in one allocation when its length is known.
+func readBody(body io.Reader, length int64, max int) ([]byte, error) {
+	if length < 0 || length > int64(max) {
+		return io.ReadAll(io.LimitReader(body, int64(max)+1))
+	}
+	data := make([]byte, length)
+	n, err := io.ReadFull(body, data)
+	if err == nil {
+		// A body longer than announced is the HTTP layer's error; read nothing more.
+		return data, nil
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return data[:n], err
 }
 
 // idleReader cancels its stream when no Read returned data for the idle timeout.
