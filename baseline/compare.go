@@ -76,8 +76,8 @@ type Diff struct {
 
 // RunInfo identifies one side of a comparison.
 type RunInfo struct {
-	ID        string        `json:"id"`
-	StartedAt time.Time     `json:"startedAt"`
+	ID        string      `json:"id"`
+	StartedAt time.Time   `json:"startedAt"`
 	Git       *result.Git `json:"git,omitempty"`
 	Counts    Counts      `json:"counts"`
 }

@@ -55,10 +55,14 @@ func (d *differ) add(breaking bool, path, format string, args ...any) {
 }
 
 // tighten records a change that rejects values the old schema accepted: breaking for input.
-func (d *differ) tighten(path, format string, args ...any) { d.add(d.dir == input, path, format, args...) }
+func (d *differ) tighten(path, format string, args ...any) {
+	d.add(d.dir == input, path, format, args...)
+}
 
 // loosen records a change that accepts values the old schema rejected: breaking for output.
-func (d *differ) loosen(path, format string, args ...any) { d.add(d.dir == output, path, format, args...) }
+func (d *differ) loosen(path, format string, args ...any) {
+	d.add(d.dir == output, path, format, args...)
+}
 
 func blank(r json.RawMessage) bool {
 	t := bytes.TrimSpace(r)

@@ -140,12 +140,12 @@ func Remove(dir, name string) error {
 // Entry describes one stored baseline.
 type Entry struct {
 	// Name is the sanitized name (the file stem), which [Load] accepts.
-	Name      string        `json:"name"`
-	Path      string        `json:"path"`
-	RunID     string        `json:"runId,omitempty"`
-	StartedAt time.Time     `json:"startedAt"`
-	Git       *result.Git   `json:"git,omitempty"`
-	Counts    Counts        `json:"counts"`
+	Name      string      `json:"name"`
+	Path      string      `json:"path"`
+	RunID     string      `json:"runId,omitempty"`
+	StartedAt time.Time   `json:"startedAt"`
+	Git       *result.Git `json:"git,omitempty"`
+	Counts    Counts      `json:"counts"`
 	// Problem is set when the file could not be read; the other fields are then empty.
 	Problem string `json:"problem,omitempty"`
 }
