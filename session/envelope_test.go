@@ -87,6 +87,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		conn, end := pipe.New()
 		_ = end.Close()
 		s := &Session{conn: conn, pending: map[int64]*call{}, opts: (&Options{}).withDefaults()}
+		s.state.Store(&negotiated{})
 		for _, id := range []int64{1, 2, 5, 7} {
 			c := getCall(id)
 			s.pending[id] = c

@@ -93,6 +93,7 @@ func (s *Session) handshake(ctx context.Context) error {
 			break
 		}
 		if e.Category == Crash || e.Category == Disconnected {
+			e.Hint = joinHint(e.Hint, "the connection ended on server/discover (era detection): pin a legacy version, e.g. --protocol-version "+Version20251125+", to skip it")
 			return e
 		}
 		if e.Code != -32022 {
@@ -146,15 +147,17 @@ func (s *Session) discover(ctx context.Context, v string, timeout time.Duration)
 // setStateless switches the session to the stateless era with version v.
 func (s *Session) setStateless(v string, res *discoverResult) {
 	s.stateMu.Lock()
-	s.era, s.version, s.meta = EraStateless, v, s.metaFor(v)
+	n := *s.state.Load()
+	n.era, n.version, n.meta = EraStateless, v, s.metaFor(v)
 	if res != nil {
-		s.serverCaps, s.instructions = res.Capabilities, res.Instructions
+		n.serverCaps, n.instructions = res.Capabilities, res.Instructions
 		if res.Meta.ServerInfo != nil {
-			s.serverInfo = *res.Meta.ServerInfo
+			n.serverInfo = *res.Meta.ServerInfo
 		} else if res.ServerInfo != nil {
-			s.serverInfo = *res.ServerInfo
+			n.serverInfo = *res.ServerInfo
 		}
 	}
+	s.state.Store(&n)
 	s.stateMu.Unlock()
 	if vc, ok := s.conn.(transport.Versioned); ok {
 		vc.SetProtocolVersion(v)
@@ -214,9 +217,9 @@ func (s *Session) initialize(ctx context.Context, v string) error {
 			Hint: "pin a version the server supports with --protocol-version, or upgrade the server"}
 	}
 	s.stateMu.Lock()
-	s.era, s.version, s.meta = EraLegacy, res.ProtocolVersion, nil
-	s.serverInfo, s.serverCaps, s.instructions = res.ServerInfo, res.Capabilities, res.Instructions
-	s.gen++
+	old := s.state.Load()
+	s.state.Store(&negotiated{era: EraLegacy, version: res.ProtocolVersion, serverInfo: res.ServerInfo,
+		serverCaps: res.Capabilities, instructions: res.Instructions, gen: old.gen + 1})
 	s.stateMu.Unlock()
 	if vc, ok := s.conn.(transport.Versioned); ok {
 		vc.SetProtocolVersion(res.ProtocolVersion)
@@ -229,9 +232,8 @@ func (s *Session) initialize(ctx context.Context, v string) error {
 func (s *Session) reinitialize(ctx context.Context, gen uint64) error {
 	s.reinitMu.Lock()
 	defer s.reinitMu.Unlock()
-	s.stateMu.RLock()
-	cur, v := s.gen, s.version
-	s.stateMu.RUnlock()
+	st := s.state.Load()
+	cur, v := st.gen, st.version
 	if cur != gen {
 		return nil // another call already re-initialized
 	}
@@ -252,4 +254,11 @@ func joinVersions(vs []string) string {
 		out += v
 	}
 	return out
+}
+
+func joinHint(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
 }

@@ -42,7 +42,7 @@ func TestListen(t *testing.T) {
 	}
 	waitFor(t, "notifications/cancelled", func() bool { return len(f.received("notifications/cancelled")) == 1 })
 	var p struct {
-		Notifications Subscriptions `json:"notifications"`
+		Notifications Subscriptions              `json:"notifications"`
 		Meta          map[string]json.RawMessage `json:"_meta"`
 	}
 	_ = json.Unmarshal(f.received("subscriptions/listen")[0].Params, &p)

@@ -21,11 +21,11 @@ func (s *Session) readLoop() {
 			s.connEnded(err)
 			return
 		}
-		if s.opts.OnFrame != nil {
-			s.opts.OnFrame(Received, f)
-		}
 		if f.At.IsZero() {
 			f.At = time.Now()
+		}
+		if s.opts.OnFrame != nil {
+			s.opts.OnFrame(Received, f)
 		}
 		s.handleFrame(f)
 	}

@@ -49,9 +49,8 @@ func (s *Session) do(ctx context.Context, r *request) (*Response, *Error) {
 	for {
 		id := s.nextID.Add(1)
 		attempts++
-		s.stateMu.RLock()
-		meta, gen, era := s.meta, s.gen, s.era
-		s.stateMu.RUnlock()
+		st := s.state.Load()
+		meta, gen, era := st.meta, st.gen, st.era
 		if r.noMeta || era != EraStateless {
 			meta = nil
 		}

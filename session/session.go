@@ -130,15 +130,11 @@ type Session struct {
 	closing    bool
 	dead       *Error // how the connection ended; later calls fail with a copy
 
-	// stateMu guards the negotiated state below, which a re-initialize may replace.
-	stateMu      sync.RWMutex
-	era          Era
-	version      string
-	serverInfo   Implementation
-	serverCaps   json.RawMessage
-	instructions string
-	meta         []byte // stateless era: the `_meta` members every request carries (no braces)
-	gen          uint64 // handshake generation, bumped by each re-initialize
+	// state is the negotiated state, replaced whole (never mutated) by a handshake; readers on
+	// the hot path load it without locking.
+	state atomic.Pointer[negotiated]
+	// stateMu serializes writers of state.
+	stateMu sync.Mutex
 
 	// reinitMu serializes re-initialization after an HTTP 404 for a lost session.
 	reinitMu sync.Mutex
@@ -152,6 +148,17 @@ type Session struct {
 	replies    sync.WaitGroup // goroutines answering server→client requests
 	closeOnce  sync.Once
 	closeErr   error
+}
+
+// negotiated is what a handshake established.
+type negotiated struct {
+	era          Era
+	version      string
+	serverInfo   Implementation
+	serverCaps   json.RawMessage
+	instructions string
+	meta         []byte // stateless era: the `_meta` members every request carries (no braces)
+	gen          uint64 // handshake generation, bumped by each initialize
 }
 
 // Open dials d, detects the protocol era (unless opts pins a version), performs the handshake
@@ -194,8 +201,11 @@ func dial(ctx context.Context, d transport.Dialer, o Options) (*Session, error) 
 	conn, err := d.Dial(ctx)
 	if err != nil {
 		e := classifyConnErr(err, nil)
-		if errors.Is(err, context.DeadlineExceeded) {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
 			e.Category = Timeout
+		case errors.Is(err, context.Canceled):
+			e.Category = Cancelled
 		}
 		e.Method, e.Message = "dial", "cannot connect to the server: "+err.Error()
 		return nil, e
@@ -208,6 +218,7 @@ func dial(ctx context.Context, d transport.Dialer, o Options) (*Session, error) 
 		readerDone: make(chan struct{}),
 	}
 	s.caps = s.capabilities()
+	s.state.Store(&negotiated{})
 	go s.readLoop()
 	return s, nil
 }
@@ -243,37 +254,27 @@ func (s *Session) Close() error {
 
 // Era reports the detected or pinned protocol era.
 func (s *Session) Era() Era {
-	s.stateMu.RLock()
-	defer s.stateMu.RUnlock()
-	return s.era
+	return s.state.Load().era
 }
 
 // ProtocolVersion is the negotiated protocol version.
 func (s *Session) ProtocolVersion() string {
-	s.stateMu.RLock()
-	defer s.stateMu.RUnlock()
-	return s.version
+	return s.state.Load().version
 }
 
 // ServerInfo is the server's self-description (serverInfo).
 func (s *Session) ServerInfo() Implementation {
-	s.stateMu.RLock()
-	defer s.stateMu.RUnlock()
-	return s.serverInfo
+	return s.state.Load().serverInfo
 }
 
 // ServerCapabilities is the raw capabilities object the server declared.
 func (s *Session) ServerCapabilities() json.RawMessage {
-	s.stateMu.RLock()
-	defer s.stateMu.RUnlock()
-	return s.serverCaps
+	return s.state.Load().serverCaps
 }
 
 // Instructions is the server's instructions string, if any.
 func (s *Session) Instructions() string {
-	s.stateMu.RLock()
-	defer s.stateMu.RUnlock()
-	return s.instructions
+	return s.state.Load().instructions
 }
 
 // Conn is the underlying transport connection (for PID, stderr, raw sends).
