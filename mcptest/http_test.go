@@ -432,3 +432,54 @@ func TestCloseWaitsAndEndsHangs(t *testing.T) {
 		t.Fatal("client still blocked after Close")
 	}
 }
+
+func TestCrashOverSSEAndWebSocket(t *testing.T) {
+	s := mcptest.NewServer(&mcptest.Options{CrashRate: 1})
+	t.Cleanup(s.Close)
+	ctx := t.Context()
+
+	wc, _, err := websocket.Dial(ctx, s.WSURL, &websocket.DialOptions{Subprotocols: []string{"mcp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.CloseNow()
+	b, _ := json.Marshal(rpc(1, "tools/call", echoCall("x")))
+	if err := wc.Write(ctx, websocket.MessageText, b); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, waitFor)
+	defer cancel()
+	if _, data, err := wc.Read(rctx); err == nil || rctx.Err() != nil {
+		t.Errorf("WebSocket crash: read %s, %v; want the connection dropped", data, err)
+	}
+
+	hc := httpClient(t)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.SSEURL, nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	var endpoint string
+	for endpoint == "" {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			endpoint = v
+		}
+	}
+	base := strings.TrimSuffix(s.SSEURL, "/sse")
+	if r := do(t, hc, "POST", base+endpoint, nil, rpc(1, "tools/call", echoCall("x"))); r.status != 202 {
+		t.Fatalf("POST: %d", r.status)
+	}
+	rest, err := io.ReadAll(br)
+	if err == nil || strings.Contains(string(rest), "data:") {
+		t.Errorf("SSE crash: stream ended cleanly (%v) or answered: %q", err, rest)
+	}
+	if r := do(t, hc, "POST", base+endpoint, nil, rpc(2, "ping", nil)); r.status != 404 {
+		t.Errorf("POST after crash: %d, want 404", r.status)
+	}
+}

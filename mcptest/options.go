@@ -12,9 +12,13 @@ type Era string
 // The eras. The zero value serves both.
 const (
 	// EraBoth answers initialize (legacy) and server/discover plus _meta-versioned requests
-	// (stateless).
+	// (stateless). A request carrying the _meta version follows the stateless rules even after
+	// initialize; a request with neither the _meta version nor a prior initialize on its
+	// connection (ping excepted) is answered -32602, as a stateless server would.
 	EraBoth Era = ""
-	// EraLegacy speaks only 2024-11-05 … 2025-11-25: server/discover is -32601.
+	// EraLegacy speaks only 2024-11-05 … 2025-11-25: server/discover is -32601, _meta is
+	// ignored, and requests before initialize are answered as if initialized (as many legacy
+	// servers do).
 	EraLegacy Era = "legacy"
 	// EraStateless speaks only 2026-07-28: initialize is -32601.
 	EraStateless Era = "stateless"
@@ -122,6 +126,7 @@ type Stats struct {
 	Malformed int64
 	// LeakedBytes is how much memory LeakKBPerCall has retained.
 	LeakedBytes int64
-	// Sessions counts sessions opened: initialize calls plus transport connections.
+	// Sessions counts connections served (stdio, TCP, WebSocket, HTTP+SSE streams) plus
+	// Streamable HTTP sessions opened by initialize.
 	Sessions int64
 }
