@@ -155,9 +155,9 @@ func TestReaderSourceError(t *testing.T) {
 }
 
 func TestReaderBoundedMemory(t *testing.T) {
-	// A 64 MiB line must not be buffered whole: the reader skips it and goes on.
+	// A 16 MiB line must not be buffered whole: the reader skips it and goes on.
 	const max = 1 << 20
-	big := io.MultiReader(strings.NewReader("data: "), io.LimitReader(infinite('x'), 64<<20),
+	big := io.MultiReader(strings.NewReader("data: "), io.LimitReader(infinite('x'), 16<<20),
 		strings.NewReader("\n\ndata: after\n\n"))
 	got := parseAll(t, big, max)
 	if len(got.TooLong) != 1 || len(got.Events) != 1 || string(got.Events[0].Data) != "after" {

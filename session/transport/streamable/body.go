@@ -38,8 +38,9 @@ func frameError(reason string, data []byte, size int) transport.Frame {
 }
 
 // readJSON reads a JSON answer: one message, or a batch array delivered element by element.
-// The read is bounded by BodyTimeout and MaxFrameSize.
-func (c *Conn) readJSON(cancel context.CancelFunc, body io.ReadCloser, length int64) {
+// The read is bounded by BodyTimeout and MaxFrameSize. An empty body is a truncated frame when
+// it answers a request, and nothing (a 200 standing in for 202) otherwise.
+func (c *Conn) readJSON(cancel context.CancelFunc, body io.ReadCloser, length int64, request bool) {
 	defer body.Close()
 	timer := time.AfterFunc(c.d.BodyTimeout, cancel)
 	defer timer.Stop()
@@ -58,7 +59,9 @@ func (c *Conn) readJSON(cancel context.CancelFunc, body io.ReadCloser, length in
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		c.deliver(frameError("truncated", nil, 0))
+		if request {
+			c.deliver(frameError("truncated", nil, 0))
+		}
 		return
 	}
 	if trimmed[0] == '[' {

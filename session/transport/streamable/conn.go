@@ -229,7 +229,7 @@ func (c *Conn) startBody(ctx context.Context, cancel context.CancelFunc, resp *h
 		// application/json, and anything else: the session judges what the bytes are.
 		return c.spawn(func() {
 			defer cancel()
-			c.readJSON(cancel, resp.Body, resp.ContentLength)
+			c.readJSON(cancel, resp.Body, resp.ContentLength, env.isRequest())
 		})
 	}
 }

@@ -317,6 +317,26 @@ func TestMalformedBodies(t *testing.T) {
 	}
 }
 
+func TestEmptyOKForNotificationIsNothing(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, s seen) {
+		if len(s.RPC.ID) == 0 {
+			w.WriteHeader(http.StatusOK) // 200 with no body where 202 was due
+			return
+		}
+		result(w, s.RPC.ID, `{}`)
+	})
+	c := dial(t, Dialer{URL: srv.URL})
+	send(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(t, c, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if f := recv(t, c); f.Err != nil || !strings.Contains(string(f.Data), `"id":9`) {
+		t.Fatalf("frame %+v, want the ping answer and nothing for the notification", f)
+	}
+	quiet(t, c)
+	if n := len(c.frames); n != 0 {
+		t.Fatalf("%d frames left after the ping answer", n)
+	}
+}
+
 func TestDialRejectsBadURL(t *testing.T) {
 	for _, u := range []string{"ftp://127.0.0.1/x", "://", "127.0.0.1:80"} {
 		if _, err := (Dialer{URL: u}).Dial(context.Background()); err == nil {
