@@ -1,0 +1,392 @@
+package collection
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// topKeys are the keys a collection may have.
+var topKeys = []string{"schemaVersion", "name", "description", "server", "servers", "variables",
+	"environments", "defaultEnvironment", "defaults", "tests", "load", "deadlock", "race", "fuzz", "probe"}
+
+// supportedSchemaVersions are accepted values of schemaVersion.
+var supportedSchemaVersions = []string{"1", "1.0"}
+
+// transports lists the accepted transport names.
+var transports = []string{TransportStdio, TransportHTTP, TransportSSE, TransportWS, TransportTCP, TransportTestServer}
+
+// decodeCollection decodes the root mapping. The returned collection is partial when errors
+// were recorded.
+func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
+	c := &Collection{File: d.file, Servers: map[string]*Server{}, Environments: map[string]*Environment{}}
+	fs, ok := d.fields(root, "the collection", topKeys)
+	if !ok {
+		return c
+	}
+	if f, ok := fs["schemaVersion"]; ok {
+		if v, ok := d.str(f.val, "schemaVersion"); ok {
+			if !has(supportedSchemaVersions, v) {
+				d.errf(f.val, `this mcpspec reads schemaVersion "1.0"`, "unsupported schemaVersion %q", v)
+			}
+			c.SchemaVersion = v
+		}
+	}
+	if f, ok := fs["name"]; ok {
+		c.Name, _ = d.str(f.val, "name")
+	}
+	if f, ok := fs["description"]; ok {
+		c.Description, _ = d.str(f.val, "description")
+	}
+	if f, ok := fs["server"]; ok {
+		if s := d.decodeServer(f.val, DefaultServerName); s != nil {
+			c.Servers[DefaultServerName] = s
+		}
+	}
+	if f, ok := fs["servers"]; ok {
+		if sfs, ok := d.fields(f.val, "servers", nil); ok {
+			for name, sf := range sfs {
+				if _, dup := c.Servers[name]; dup {
+					d.errf(sf.key, `the top-level "server" is named "default"`, "server %q is defined twice", name)
+					continue
+				}
+				if s := d.decodeServer(sf.val, name); s != nil {
+					c.Servers[name] = s
+				}
+			}
+		}
+	}
+	if f, ok := fs["variables"]; ok {
+		c.Variables, _ = d.object(f.val, "variables")
+	}
+	if f, ok := fs["environments"]; ok {
+		if efs, ok := d.fields(f.val, "environments", nil); ok {
+			for name, ef := range efs {
+				env := &Environment{Name: name, Pos: d.pos(ef.key), Variables: map[string]any{}}
+				if vfs, ok := d.fields(ef.val, fmt.Sprintf("environment %q", name), []string{"variables", "description"}); ok {
+					if vf, ok := vfs["variables"]; ok {
+						env.Variables, _ = d.object(vf.val, fmt.Sprintf("variables of environment %q", name))
+					}
+					if df, ok := vfs["description"]; ok {
+						d.str(df.val, "description")
+					}
+				}
+				c.Environments[name] = env
+			}
+		}
+	}
+	if f, ok := fs["defaultEnvironment"]; ok {
+		if v, ok := d.str(f.val, "defaultEnvironment"); ok {
+			c.DefaultEnvironment = v
+			if _, exists := c.Environments[v]; !exists {
+				d.errf(f.val, suggest(v, envNames(c)), "defaultEnvironment %q is not defined in environments", v)
+			}
+		}
+	}
+	if f, ok := fs["defaults"]; ok {
+		d.decodeDefaults(f.val, &c.Defaults)
+	}
+	// Servers and defaults are known: pick the default server.
+	switch {
+	case c.Defaults.Server != "":
+		c.DefaultServer = c.Defaults.Server
+		if _, ok := c.Servers[c.Defaults.Server]; !ok {
+			d.errf(fs["defaults"].val, suggest(c.Defaults.Server, serverNames(c)), "defaults.server %q is not defined", c.Defaults.Server)
+		}
+	case c.Servers[DefaultServerName] != nil:
+		c.DefaultServer = DefaultServerName
+	case len(c.Servers) == 1:
+		for name := range c.Servers {
+			c.DefaultServer = name
+		}
+	}
+	if len(c.Servers) == 0 {
+		d.errf(root, `add "server: <command>" or "server: testserver"`, "the collection defines no server")
+	}
+	if f, ok := fs["tests"]; ok {
+		d.decodeTests(f.val, c)
+	} else if fs["load"].val == nil && fs["deadlock"].val == nil && fs["race"].val == nil && fs["fuzz"].val == nil && fs["probe"].val == nil {
+		d.errf(root, `add a "tests:" list`, "the collection has no tests")
+	}
+	if f, ok := fs["load"]; ok {
+		c.Load = d.decodeLoad(f.val)
+	}
+	if f, ok := fs["deadlock"]; ok {
+		c.Deadlock = d.decodeDeadlock(f.val)
+	}
+	if f, ok := fs["race"]; ok {
+		c.Race = d.decodeRace(f.val)
+	}
+	if f, ok := fs["fuzz"]; ok {
+		c.Fuzz = d.decodeFuzz(f.val)
+	}
+	if f, ok := fs["probe"]; ok {
+		c.Probe = d.decodeProbe(f.val)
+	}
+	return c
+}
+
+// envNames lists environment names, sorted.
+func envNames(c *Collection) []string {
+	out := make([]string, 0, len(c.Environments))
+	for n := range c.Environments {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// serverNames lists server names, sorted.
+func serverNames(c *Collection) []string {
+	out := make([]string, 0, len(c.Servers))
+	for n := range c.Servers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// serverKeys are the keys of a server mapping.
+var serverKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "timeouts"}
+
+// decodeServer reads a server given as a command string or a mapping.
+func (d *decoder) decodeServer(n *yaml.Node, name string) *Server {
+	s := &Server{Name: name, Pos: d.pos(n)}
+	what := fmt.Sprintf("server %q", name)
+	if n.Kind == yaml.ScalarNode {
+		str, ok := d.nonEmpty(n, what)
+		if !ok {
+			return nil
+		}
+		if err := parseServerString(str, s); err != nil {
+			d.errf(n, "", "%s: %v", what, err)
+			return nil
+		}
+		return s
+	}
+	fs, ok := d.fields(n, what, serverKeys)
+	if !ok {
+		return nil
+	}
+	if f, ok := fs["name"]; ok {
+		if v, ok := d.str(f.val, "server name"); ok && name == DefaultServerName {
+			s.Name = v
+		}
+	}
+	if f, ok := fs["command"]; ok {
+		s.Command, _ = d.nonEmpty(f.val, what+" command")
+	}
+	if f, ok := fs["args"]; ok {
+		s.Args, _ = d.strList(f.val, what+" args")
+	}
+	if f, ok := fs["env"]; ok {
+		s.Env, _ = d.strMap(f.val, what+" env")
+	}
+	if f, ok := fs["cwd"]; ok {
+		s.Cwd, _ = d.str(f.val, what+" cwd")
+	}
+	if f, ok := fs["url"]; ok {
+		s.URL, _ = d.nonEmpty(f.val, what+" url")
+	}
+	if f, ok := fs["headers"]; ok {
+		s.Headers, _ = d.strMap(f.val, what+" headers")
+	}
+	if f, ok := fs["timeouts"]; ok {
+		if tfs, ok := d.fields(f.val, what+" timeouts", []string{"connect", "call", "shutdown"}); ok {
+			if t, ok := tfs["connect"]; ok {
+				s.Timeouts.Connect, _ = d.duration(t.val, "timeouts.connect")
+			}
+			if t, ok := tfs["call"]; ok {
+				s.Timeouts.Call, _ = d.duration(t.val, "timeouts.call")
+			}
+			if t, ok := tfs["shutdown"]; ok {
+				s.Timeouts.Shutdown, _ = d.duration(t.val, "timeouts.shutdown")
+			}
+		}
+	}
+	if f, ok := fs["transport"]; ok {
+		if v, ok := d.str(f.val, what+" transport"); ok {
+			if !has(transports, v) {
+				d.errf(f.val, suggest(v, transports), "%s: unknown transport %q (one of %s)", what, v, strings.Join(transports, ", "))
+				return nil
+			}
+			s.Transport = v
+		}
+	} else {
+		s.Transport = inferTransport(s)
+	}
+	// A command with spaces and no args is split like a shell would (quotes respected).
+	if s.Command != "" && len(s.Args) == 0 && strings.ContainsAny(s.Command, " \t") {
+		words, err := splitCommand(s.Command)
+		if err != nil {
+			d.errf(fs["command"].val, "", "%s command: %v", what, err)
+			return nil
+		}
+		s.Command, s.Args = words[0], words[1:]
+	}
+	d.checkServer(n, fs, s, what)
+	return s
+}
+
+// inferTransport picks a transport from what a server mapping gives.
+func inferTransport(s *Server) string {
+	switch {
+	case s.URL == "":
+		return TransportStdio
+	case strings.HasPrefix(s.URL, "ws://"), strings.HasPrefix(s.URL, "wss://"):
+		return TransportWS
+	case strings.HasPrefix(s.URL, "tcp://"):
+		return TransportTCP
+	default:
+		return TransportHTTP
+	}
+}
+
+// checkServer checks that the keys given fit the transport.
+func (d *decoder) checkServer(n *yaml.Node, fs map[string]field, s *Server, what string) {
+	at := func(key string) *yaml.Node {
+		if f, ok := fs[key]; ok {
+			return f.key
+		}
+		return n
+	}
+	switch s.Transport {
+	case TransportStdio:
+		if s.Command == "" {
+			d.errf(n, `add "command:"`, "%s: a stdio server needs a command", what)
+		}
+		if s.URL != "" {
+			d.errf(at("url"), "", "%s: a stdio server takes no url", what)
+		}
+	case TransportTestServer:
+		if s.Command != "" || s.URL != "" {
+			d.errf(at("command"), `pass testserver flags in "args"`, "%s: the testserver takes no command or url", what)
+		}
+	default:
+		if s.URL == "" {
+			d.errf(n, `add "url:"`, "%s: a %s server needs a url", what, s.Transport)
+			return
+		}
+		if s.Command != "" {
+			d.errf(at("command"), "", "%s: a %s server takes no command", what, s.Transport)
+		}
+		if s.Transport != TransportTCP && !strings.Contains(s.URL, "{{") {
+			u, err := url.Parse(s.URL)
+			if err != nil || u.Host == "" {
+				d.errf(fs["url"].val, "", "%s: invalid url %q", what, s.URL)
+			}
+		}
+	}
+}
+
+// parseServerString reads the simple form: a command line, an http(s):// or ws(s):// URL, a
+// tcp://host:port address, or "testserver [flags…]".
+func parseServerString(str string, s *Server) error {
+	str = strings.TrimSpace(str)
+	switch {
+	case strings.HasPrefix(str, "http://"), strings.HasPrefix(str, "https://"):
+		s.Transport, s.URL = TransportHTTP, str
+		return nil
+	case strings.HasPrefix(str, "ws://"), strings.HasPrefix(str, "wss://"):
+		s.Transport, s.URL = TransportWS, str
+		return nil
+	case strings.HasPrefix(str, "tcp://"):
+		s.Transport, s.URL = TransportTCP, str
+		return nil
+	}
+	words, err := splitCommand(str)
+	if err != nil {
+		return err
+	}
+	if words[0] == TransportTestServer {
+		s.Transport, s.Args = TransportTestServer, words[1:]
+		return nil
+	}
+	s.Transport, s.Command, s.Args = TransportStdio, words[0], words[1:]
+	return nil
+}
+
+// splitCommand splits a command line into words: whitespace separates, single quotes keep
+// everything, double quotes keep everything but \" and \\, a backslash outside quotes escapes the
+// next character. No expansion of any kind happens.
+func splitCommand(s string) ([]string, error) {
+	var (
+		words   []string
+		cur     strings.Builder
+		inWord  bool
+		quote   rune
+		escaped bool
+	)
+	for _, r := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case quote == '"':
+			switch r {
+			case '"':
+				quote = 0
+			case '\\':
+				escaped = true
+			default:
+				cur.WriteRune(r)
+			}
+		case r == '\\':
+			escaped, inWord = true, true
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n' || r == '\r':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated %c quote in %q", quote, s)
+	}
+	if escaped {
+		return nil, fmt.Errorf("trailing backslash in %q", s)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	if len(words) == 0 {
+		return nil, fmt.Errorf("empty command")
+	}
+	return words, nil
+}
+
+// decodeDefaults reads the defaults block.
+func (d *decoder) decodeDefaults(n *yaml.Node, def *Defaults) {
+	fs, ok := d.fields(n, "defaults", []string{"timeout", "retries", "server", "tags"})
+	if !ok {
+		return
+	}
+	if f, ok := fs["timeout"]; ok {
+		def.Timeout, _ = d.duration(f.val, "defaults.timeout")
+	}
+	if f, ok := fs["retries"]; ok {
+		r, _ := d.integer(f.val, "defaults.retries", 0, MaxRetries)
+		def.Retries = int(r)
+	}
+	if f, ok := fs["server"]; ok {
+		def.Server, _ = d.nonEmpty(f.val, "defaults.server")
+	}
+	if f, ok := fs["tags"]; ok {
+		def.Tags, _ = d.strList(f.val, "defaults.tags")
+	}
+}

@@ -1,0 +1,353 @@
+package collection
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpspec/mcpspec/assert"
+	"github.com/mcpspec/mcpspec/schema"
+)
+
+// Limits from seed 004's safe-loading rules.
+const (
+	// DefaultMaxFileSize is the largest collection file accepted (1 MiB).
+	DefaultMaxFileSize = 1 << 20
+	// DefaultMaxDepth bounds the nesting of free-form values (input, expected values, inline
+	// schemas, variables), counted from the value itself.
+	DefaultMaxDepth = 10
+	// DefaultMaxTests is the most tests one collection may hold.
+	DefaultMaxTests = 1000
+	// maxDocumentDepth bounds the nesting of the whole document, whatever it holds.
+	maxDocumentDepth = 64
+)
+
+// LoadOptions tune loading. A nil *LoadOptions means defaults: no process environment (every
+// {{env.X}} is undefined), no extra variables, the default environment.
+type LoadOptions struct {
+	// LookupEnv resolves {{env.NAME}} and {{secret.NAME}} (os.LookupEnv in the CLI).
+	LookupEnv func(name string) (string, bool)
+	// Vars are --var name=value pairs (highest precedence after extracted values).
+	Vars map[string]string
+	// EnvFile are the variables of --env-file (below Vars).
+	EnvFile map[string]string
+	// Environment selects an environment; empty means the collection's defaultEnvironment.
+	Environment string
+	// Registry compiles assertions; nil means assert.Builtins().
+	Registry *assert.Registry
+	// SnapshotDir holds snapshot golden files; empty means "__snapshots__" next to the file.
+	SnapshotDir string
+	// Expr bounds expressions (zero fields: assert.DefaultExprLimits).
+	Expr assert.ExprLimits
+	// FS, when set, is where Load and LoadAll read files; nil means the OS file system.
+	FS fs.FS
+	// MaxFileSize, MaxDepth and MaxTests override the limits (zero: the defaults).
+	MaxFileSize int64
+	MaxDepth    int
+	MaxTests    int
+}
+
+// Loader loads collections. It compiles the collection JSON Schema once; one Loader may be
+// used from several goroutines.
+type Loader struct {
+	opts   LoadOptions
+	schema *jsonschema.Schema
+}
+
+// NewLoader returns a loader with the given options (nil: defaults).
+func NewLoader(opts *LoadOptions) (*Loader, error) {
+	l := &Loader{}
+	if opts != nil {
+		l.opts = *opts
+	}
+	if l.opts.Registry == nil {
+		l.opts.Registry = assert.Builtins()
+	}
+	if l.opts.LookupEnv == nil {
+		l.opts.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if l.opts.MaxFileSize <= 0 {
+		l.opts.MaxFileSize = DefaultMaxFileSize
+	}
+	if l.opts.MaxDepth <= 0 {
+		l.opts.MaxDepth = DefaultMaxDepth
+	}
+	if l.opts.MaxTests <= 0 {
+		l.opts.MaxTests = DefaultMaxTests
+	}
+	sch, err := compileCollectionSchema()
+	if err != nil {
+		return nil, fmt.Errorf("collection: compile %s: %w", schema.CollectionV1Name, err)
+	}
+	l.schema = sch
+	return l, nil
+}
+
+// compileCollectionSchema compiles the embedded schema/collection.v1.json.
+func compileCollectionSchema() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema.CollectionV1()))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	const loc = "https://mcpspec.dev/schema/collection.v1.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
+
+// Load reads and validates one collection file with a new [Loader].
+func Load(path string, opts *LoadOptions) (*Collection, error) {
+	l, err := NewLoader(opts)
+	if err != nil {
+		return nil, err
+	}
+	return l.Load(path)
+}
+
+// Parse validates a collection held in memory; name is used in positions and to place the
+// snapshot directory.
+func Parse(name string, data []byte, opts *LoadOptions) (*Collection, error) {
+	l, err := NewLoader(opts)
+	if err != nil {
+		return nil, err
+	}
+	return l.Parse(name, data)
+}
+
+// LoadAll loads every path; a directory contributes its *.yaml and *.yml files (not recursive),
+// sorted. Any error in any file fails the whole load: the returned error lists the problems of
+// every file and no collection is returned.
+func LoadAll(paths []string, opts *LoadOptions) ([]*Collection, error) {
+	l, err := NewLoader(opts)
+	if err != nil {
+		return nil, err
+	}
+	return l.LoadAll(paths...)
+}
+
+// readFile reads through the loader's FS or the OS, refusing files over the size limit
+// without reading them whole.
+func (l *Loader) readFile(path string) ([]byte, error) {
+	var f io.ReadCloser
+	var err error
+	if l.opts.FS != nil {
+		f, err = l.opts.FS.Open(filepath.ToSlash(path))
+	} else {
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, l.opts.MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// Load reads and validates one collection file. Problems with the collection come back as an
+// [ErrorList]; a file that cannot be read as an error naming the path.
+func (l *Loader) Load(path string) (*Collection, error) {
+	data, err := l.readFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load collection %s: %w", path, err)
+	}
+	return l.Parse(path, data)
+}
+
+// LoadAll is [LoadAll] with this loader.
+func (l *Loader) LoadAll(paths ...string) ([]*Collection, error) {
+	var files []string
+	for _, p := range paths {
+		var info fs.FileInfo
+		var err error
+		if l.opts.FS != nil {
+			info, err = fs.Stat(l.opts.FS, filepath.ToSlash(p))
+		} else {
+			info, err = os.Stat(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load collections: %w", err)
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		var entries []fs.DirEntry
+		if l.opts.FS != nil {
+			entries, err = fs.ReadDir(l.opts.FS, filepath.ToSlash(p))
+		} else {
+			entries, err = os.ReadDir(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load collections: %w", err)
+		}
+		var found []string
+		for _, e := range entries {
+			ext := strings.ToLower(filepath.Ext(e.Name()))
+			if !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+				found = append(found, filepath.Join(p, e.Name()))
+			}
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("load collections: no *.yaml or *.yml file in %s", p)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	if len(files) == 0 {
+		return nil, errors.New("load collections: no collection given")
+	}
+	var (
+		out  []*Collection
+		errs ErrorList
+		ioErrs []error
+	)
+	for _, f := range files {
+		c, err := l.Load(f)
+		var el ErrorList
+		switch {
+		case errors.As(err, &el):
+			errs = append(errs, el...)
+		case err != nil:
+			ioErrs = append(ioErrs, err)
+		default:
+			out = append(out, c)
+		}
+	}
+	if len(ioErrs) > 0 {
+		if len(errs) > 0 {
+			ioErrs = append(ioErrs, errs)
+		}
+		return nil, errors.Join(ioErrs...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// yamlLineRE finds the line number in yaml.v3's error messages.
+var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// Parse validates a collection held in memory. See the package documentation for the order of
+// checks; every problem found is returned in one [ErrorList].
+func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
+	fail := func(line int, format string, args ...any) (*Collection, error) {
+		return nil, ErrorList{{Pos: Pos{File: name, Line: line}, Msg: fmt.Sprintf(format, args...)}}
+	}
+	if int64(len(data)) > l.opts.MaxFileSize {
+		return fail(0, "collection is larger than %d bytes", l.opts.MaxFileSize)
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fail(0, "collection is empty")
+		}
+		line, msg := 0, err.Error()
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		return fail(line, "YAML syntax error: %s", msg)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return fail(extra.Line, "a collection file holds one YAML document; found a second")
+	} else if !errors.Is(err, io.EOF) {
+		return fail(0, "YAML syntax error after the first document: %v", err)
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return fail(0, "collection is empty")
+	}
+	doc := root.Content[0]
+
+	snap := l.opts.SnapshotDir
+	if snap == "" {
+		snap = filepath.Join(filepath.Dir(name), "__snapshots__")
+	}
+	d := &decoder{
+		file: name, reg: l.opts.Registry, test: -1,
+		maxDepth: l.opts.MaxDepth, maxTests: l.opts.MaxTests,
+		copts: &assert.CompileOptions{SnapshotDir: snap, Expr: l.opts.Expr},
+	}
+	if !d.checkTree(doc, 1, maxDocumentDepth) {
+		return nil, sortErrors(d.errs)
+	}
+	c = d.decodeCollection(doc)
+	if len(d.errs) == 0 {
+		l.validateSchema(d, doc)
+	}
+	if len(d.errs) > 0 {
+		return nil, sortErrors(d.errs)
+	}
+	c.Masker = NewMasker()
+	env := l.opts.Environment
+	if env == "" {
+		env = c.DefaultEnvironment
+	}
+	var envVars map[string]any
+	if env != "" {
+		e, ok := c.Environments[env]
+		if !ok {
+			d.errs = append(d.errs, &Error{Pos: Pos{File: name}, Hint: suggest(env, envNames(c)),
+				Msg: fmt.Sprintf("environment %q is not defined in the collection", env)})
+			return nil, sortErrors(d.errs)
+		}
+		envVars = e.Variables
+	}
+	c.Environment = env
+	base := newVars(l.opts.LookupEnv, c.Masker, c.Variables, envVars, toAny(l.opts.EnvFile), toAny(l.opts.Vars))
+	d.validate(c, base, l.opts.LookupEnv)
+	if len(d.errs) > 0 {
+		return nil, sortErrors(d.errs)
+	}
+	c.vars = base
+	// Secrets referenced anywhere are known now: register them so the very first output is masked.
+	for _, r := range d.refs {
+		if strings.HasPrefix(r.name, secretPrefix) || (strings.HasPrefix(r.name, envPrefix) && IsSecretName(r.name)) {
+			base.Lookup(r.name)
+		}
+	}
+	for _, s := range c.Servers {
+		for k, v := range s.Headers {
+			if IsSecretName(k) && !strings.Contains(v, "{{") {
+				c.Masker.Add(v)
+			}
+		}
+		for k, v := range s.Env {
+			if IsSecretName(k) && !strings.Contains(v, "{{") {
+				c.Masker.Add(v)
+			}
+		}
+	}
+	return c, nil
+}
+
+// toAny converts a string map to a variable layer.
+func toAny(m map[string]string) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,273 @@
+package collection
+
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// msDuration converts milliseconds.
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// scenarios are the accepted load scenarios.
+var scenarios = []string{"sustained", "spike", "ramp", "soak", "coldStart"}
+
+// decodeLoad reads the reserved `load:` block.
+func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
+	fs, ok := d.fields(n, "load", []string{"scenario", "duration", "concurrent", "rate", "warmup", "iterations",
+		"ramp", "spike", "soak", "mix", "toolCalls", "thresholds"})
+	if !ok {
+		return nil
+	}
+	l := &LoadSpec{Pos: d.pos(n), Scenario: "sustained"}
+	if f, ok := fs["scenario"]; ok {
+		if v, ok := d.str(f.val, "load.scenario"); ok {
+			if !has(scenarios, v) {
+				d.errf(f.val, suggest(v, scenarios), "load.scenario: unknown scenario %q", v)
+			}
+			l.Scenario = v
+		}
+	}
+	durs := map[string]*time.Duration{"duration": &l.Duration, "warmup": &l.Warmup}
+	for k, p := range durs {
+		if f, ok := fs[k]; ok {
+			*p, _ = d.duration(f.val, "load."+k)
+		}
+	}
+	if f, ok := fs["concurrent"]; ok {
+		v, _ := d.integer(f.val, "load.concurrent", 1, 100000)
+		l.Concurrent = int(v)
+	}
+	if f, ok := fs["iterations"]; ok {
+		v, _ := d.integer(f.val, "load.iterations", 1, 1000000)
+		l.Iterations = int(v)
+	}
+	if f, ok := fs["rate"]; ok {
+		l.Rate, _ = d.number(f.val, "load.rate", 0, 1e7)
+	}
+	if f, ok := fs["ramp"]; ok {
+		if rfs, ok := d.fields(f.val, "load.ramp", []string{"from", "to", "duration"}); ok {
+			r := &RampSpec{}
+			if v, ok := rfs["from"]; ok {
+				x, _ := d.integer(v.val, "load.ramp.from", 1, 100000)
+				r.From = int(x)
+			}
+			if v, ok := rfs["to"]; ok {
+				x, _ := d.integer(v.val, "load.ramp.to", 1, 100000)
+				r.To = int(x)
+			}
+			if v, ok := rfs["duration"]; ok {
+				r.Duration, _ = d.duration(v.val, "load.ramp.duration")
+			}
+			l.Ramp = r
+		}
+	}
+	if f, ok := fs["spike"]; ok {
+		if sfs, ok := d.fields(f.val, "load.spike", []string{"baselineConcurrent", "spikeConcurrent", "baselineDuration", "spikeAt", "spikeDuration"}); ok {
+			s := &SpikeSpec{}
+			for k, p := range map[string]*int{"baselineConcurrent": &s.BaselineConcurrent, "spikeConcurrent": &s.SpikeConcurrent} {
+				if v, ok := sfs[k]; ok {
+					x, _ := d.integer(v.val, "load.spike."+k, 1, 100000)
+					*p = int(x)
+				}
+			}
+			for k, p := range map[string]*time.Duration{"baselineDuration": &s.BaselineDuration, "spikeAt": &s.SpikeAt, "spikeDuration": &s.SpikeDuration} {
+				if v, ok := sfs[k]; ok {
+					*p, _ = d.duration(v.val, "load.spike."+k)
+				}
+			}
+			l.Spike = s
+		}
+	}
+	if f, ok := fs["soak"]; ok {
+		if sfs, ok := d.fields(f.val, "load.soak", []string{"sampleInterval", "latencyDriftMsPerSec"}); ok {
+			s := &SoakSpec{}
+			if v, ok := sfs["sampleInterval"]; ok {
+				s.SampleInterval, _ = d.duration(v.val, "load.soak.sampleInterval")
+			}
+			if v, ok := sfs["latencyDriftMsPerSec"]; ok {
+				s.LatencyDriftMsPerSec, _ = d.number(v.val, "load.soak.latencyDriftMsPerSec", 0, 1e9)
+			}
+			l.Soak = s
+		}
+	}
+	if f, ok := fs["mix"]; ok {
+		l.Mix = d.decodeMix(f.val)
+	}
+	if f, ok := fs["toolCalls"]; ok {
+		l.ToolCalls = d.decodeToolCalls(f.val)
+	}
+	if f, ok := fs["thresholds"]; ok {
+		l.Thresholds = d.decodeThresholds(f.val)
+	}
+	return l
+}
+
+// decodeMix reads `mix: [{test, weight}]`.
+func (d *decoder) decodeMix(n *yaml.Node) []WeightedTest {
+	if n.Kind != yaml.SequenceNode {
+		d.errf(n, "", "load.mix must be a list, got %s", kindName(n))
+		return nil
+	}
+	var out []WeightedTest
+	for _, item := range n.Content {
+		fs, ok := d.fields(item, "load.mix entry", []string{"test", "weight"})
+		if !ok {
+			continue
+		}
+		w := WeightedTest{Weight: 1, Pos: d.pos(item)}
+		if f, ok := fs["test"]; ok {
+			w.Test, _ = d.nonEmpty(f.val, "load.mix test")
+		} else {
+			d.errf(item, "", "load.mix entry needs a test id")
+		}
+		if f, ok := fs["weight"]; ok {
+			w.Weight, _ = d.number(f.val, "load.mix weight", 0, 1e6)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// decodeToolCalls reads `toolCalls: [{tool, input, weight}]`.
+func (d *decoder) decodeToolCalls(n *yaml.Node) []WeightedCall {
+	if n.Kind != yaml.SequenceNode {
+		d.errf(n, "", "load.toolCalls must be a list, got %s", kindName(n))
+		return nil
+	}
+	var out []WeightedCall
+	for _, item := range n.Content {
+		fs, ok := d.fields(item, "load.toolCalls entry", []string{"tool", "input", "weight"})
+		if !ok {
+			continue
+		}
+		w := WeightedCall{Weight: 1, Pos: d.pos(item), Input: map[string]any{}}
+		if f, ok := fs["tool"]; ok {
+			w.Tool, _ = d.nonEmpty(f.val, "load.toolCalls tool")
+		} else {
+			d.errf(item, "", "load.toolCalls entry needs a tool")
+		}
+		if f, ok := fs["input"]; ok {
+			w.Input, _ = d.object(f.val, "load.toolCalls input")
+		}
+		if f, ok := fs["weight"]; ok {
+			w.Weight, _ = d.number(f.val, "load.toolCalls weight", 0, 1e6)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// decodeThresholds reads a thresholds block.
+func (d *decoder) decodeThresholds(n *yaml.Node) *Thresholds {
+	fs, ok := d.fields(n, "thresholds", []string{"p50", "p95", "p99", "p999", "errorRate", "hangTimeout", "memoryGrowthMb"})
+	if !ok {
+		return nil
+	}
+	t := &Thresholds{}
+	for k, p := range map[string]*time.Duration{"p50": &t.P50, "p95": &t.P95, "p99": &t.P99, "p999": &t.P999, "hangTimeout": &t.HangTimeout} {
+		if f, ok := fs[k]; ok {
+			*p, _ = d.duration(f.val, "thresholds."+k)
+		}
+	}
+	if f, ok := fs["errorRate"]; ok {
+		t.ErrorRate, _ = d.number(f.val, "thresholds.errorRate", 0, 1)
+	}
+	if f, ok := fs["memoryGrowthMb"]; ok {
+		t.MemoryGrowthMB, _ = d.number(f.val, "thresholds.memoryGrowthMb", 0, 1e9)
+	}
+	return t
+}
+
+// toolTarget reads the shared tool/input/concurrent keys of deadlock and race.
+func (d *decoder) toolTarget(fs map[string]field, n *yaml.Node, block string) (tool string, input map[string]any, conc int) {
+	if f, ok := fs["tool"]; ok {
+		tool, _ = d.nonEmpty(f.val, block+".tool")
+	} else {
+		d.errf(n, "", "%s needs a tool", block)
+	}
+	input = map[string]any{}
+	if f, ok := fs["input"]; ok {
+		input, _ = d.object(f.val, block+".input")
+	}
+	if f, ok := fs["concurrent"]; ok {
+		v, _ := d.integer(f.val, block+".concurrent", 1, 10000)
+		conc = int(v)
+	}
+	return tool, input, conc
+}
+
+// decodeDeadlock reads the reserved `deadlock:` block.
+func (d *decoder) decodeDeadlock(n *yaml.Node) *DeadlockSpec {
+	fs, ok := d.fields(n, "deadlock", []string{"tool", "input", "concurrent", "hangThreshold", "gracePeriod"})
+	if !ok {
+		return nil
+	}
+	s := &DeadlockSpec{Pos: d.pos(n), Concurrent: 20, HangThreshold: 5 * time.Second, GracePeriod: 10 * time.Second}
+	var conc int
+	s.Tool, s.Input, conc = d.toolTarget(fs, n, "deadlock")
+	if conc > 0 {
+		s.Concurrent = conc
+	}
+	if f, ok := fs["hangThreshold"]; ok {
+		s.HangThreshold, _ = d.duration(f.val, "deadlock.hangThreshold")
+	}
+	if f, ok := fs["gracePeriod"]; ok {
+		s.GracePeriod, _ = d.duration(f.val, "deadlock.gracePeriod")
+	}
+	return s
+}
+
+// decodeRace reads the reserved `race:` block.
+func (d *decoder) decodeRace(n *yaml.Node) *RaceSpec {
+	fs, ok := d.fields(n, "race", []string{"tool", "input", "concurrent", "ignore"})
+	if !ok {
+		return nil
+	}
+	s := &RaceSpec{Pos: d.pos(n), Concurrent: 10}
+	var conc int
+	s.Tool, s.Input, conc = d.toolTarget(fs, n, "race")
+	if conc > 0 {
+		s.Concurrent = conc
+	}
+	if f, ok := fs["ignore"]; ok {
+		s.Ignore, _ = d.strList(f.val, "race.ignore")
+	}
+	return s
+}
+
+// decodeFuzz reads the reserved `fuzz:` block.
+func (d *decoder) decodeFuzz(n *yaml.Node) *FuzzSpec {
+	fs, ok := d.fields(n, "fuzz", []string{"iterations", "seed", "payloads"})
+	if !ok {
+		return nil
+	}
+	s := &FuzzSpec{Pos: d.pos(n), Iterations: 100}
+	if f, ok := fs["iterations"]; ok {
+		v, _ := d.integer(f.val, "fuzz.iterations", 1, 10_000_000)
+		s.Iterations = int(v)
+	}
+	if f, ok := fs["seed"]; ok {
+		s.Seed, _ = d.integer(f.val, "fuzz.seed", -1<<63, 1<<63-1)
+	}
+	if f, ok := fs["payloads"]; ok {
+		s.Payloads, _ = d.strList(f.val, "fuzz.payloads")
+	}
+	return s
+}
+
+// decodeProbe reads the reserved `probe:` block.
+func (d *decoder) decodeProbe(n *yaml.Node) *ProbeSpec {
+	fs, ok := d.fields(n, "probe", []string{"checks", "timeout"})
+	if !ok {
+		return nil
+	}
+	s := &ProbeSpec{Pos: d.pos(n)}
+	if f, ok := fs["checks"]; ok {
+		s.Checks, _ = d.strList(f.val, "probe.checks")
+	}
+	if f, ok := fs["timeout"]; ok {
+		s.Timeout, _ = d.duration(f.val, "probe.timeout")
+	}
+	return s
+}

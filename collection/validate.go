@@ -1,0 +1,242 @@
+package collection
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// validate checks what needs the whole collection: ids, dependencies, servers, timeouts and
+// variables. It fills derived fields (Timeout, Server, Requires).
+func (d *decoder) validate(c *Collection, base *Vars, lookupEnv func(string) (string, bool)) {
+	ids := map[string]*Test{}
+	explicit := map[*Test]bool{}
+	for _, t := range c.Tests {
+		explicit[t] = t.idGiven
+	}
+	// Explicit ids first, so a derived id yields to an explicit one.
+	for _, t := range c.Tests {
+		if !explicit[t] || t.ID == "" {
+			continue
+		}
+		if prev, dup := ids[t.ID]; dup {
+			d.errs = append(d.errs, &Error{Pos: t.Pos, Msg: fmt.Sprintf("duplicate test id %q (first at line %d)", t.ID, prev.Pos.Line)})
+			continue
+		}
+		ids[t.ID] = t
+	}
+	for _, t := range c.Tests {
+		if explicit[t] || t.ID == "" {
+			continue
+		}
+		base := t.ID
+		for i := 2; ids[t.ID] != nil; i++ {
+			t.ID = fmt.Sprintf("%s-%d", base, i)
+		}
+		ids[t.ID] = t
+	}
+	allIDs := make([]string, 0, len(ids))
+	for id := range ids {
+		allIDs = append(allIDs, id)
+	}
+	sort.Strings(allIDs)
+
+	callTimeouts := map[string]time.Duration{}
+	for name, s := range c.Servers {
+		callTimeouts[name] = s.Timeouts.Call
+	}
+	if c.Defaults.Timeout > 0 {
+		for name, call := range callTimeouts {
+			if call >= c.Defaults.Timeout {
+				d.errs = append(d.errs, &Error{Pos: c.Servers[name].Pos, Hint: "inner timeouts must be below the test timeout",
+					Msg: fmt.Sprintf("server %q call timeout %s is not below defaults.timeout %s", name, call, c.Defaults.Timeout)})
+			}
+		}
+	}
+
+	for _, t := range c.Tests {
+		if t.Server == "" {
+			t.Server = c.DefaultServer
+			if t.Server == "" && len(c.Servers) > 1 {
+				d.errs = append(d.errs, &Error{Pos: t.Pos, Hint: `add "server:" or set defaults.server`,
+					Msg: fmt.Sprintf("test %q names no server and the collection has several", t.ID)})
+			}
+		}
+		if t.Timeout == 0 {
+			t.Timeout = c.Defaults.Timeout
+		}
+		if t.Timeout == 0 {
+			t.Timeout = DefaultTestTimeout
+		}
+		for _, a := range t.Assertions {
+			if a.Spec.Type == "latency" && a.Spec.Max >= t.Timeout {
+				d.errs = append(d.errs, &Error{Pos: a.Pos, Hint: "inner bounds must be below the test timeout",
+					Msg: fmt.Sprintf("test %q: latency bound %s is not below the test timeout %s", t.ID, a.Spec.Max, t.Timeout)})
+			}
+		}
+		for _, dep := range t.DependsOn {
+			switch {
+			case dep == t.ID:
+				d.errs = append(d.errs, &Error{Pos: t.Pos, Msg: fmt.Sprintf("test %q depends on itself", t.ID)})
+			case ids[dep] == nil:
+				d.errs = append(d.errs, &Error{Pos: t.Pos, Hint: suggest(dep, allIDs),
+					Msg: fmt.Sprintf("test %q depends on unknown test %q", t.ID, dep)})
+			}
+		}
+	}
+
+	d.checkVariables(c, base, lookupEnv, ids)
+	d.checkCycles(c, ids)
+
+	if c.Load != nil {
+		for _, m := range c.Load.Mix {
+			if m.Test != "" && ids[m.Test] == nil {
+				d.errs = append(d.errs, &Error{Pos: m.Pos, Hint: suggest(m.Test, allIDs), Msg: fmt.Sprintf("load.mix: unknown test %q", m.Test)})
+			}
+		}
+	}
+}
+
+// checkVariables checks every reference and records which tests provide extracted values.
+func (d *decoder) checkVariables(c *Collection, base *Vars, lookupEnv func(string) (string, bool), ids map[string]*Test) {
+	// extractors[name] lists the test indexes extracting name, in file order.
+	extractors := map[string][]int{}
+	for i, t := range c.Tests {
+		for _, e := range t.Extract {
+			extractors[e.Name] = append(extractors[e.Name], i)
+		}
+	}
+	deps := func(t *Test) map[string]bool {
+		seen := map[string]bool{}
+		var walk func(*Test)
+		walk = func(t *Test) {
+			for _, id := range append(append([]string(nil), t.DependsOn...), t.Requires...) {
+				if seen[id] || ids[id] == nil {
+					continue
+				}
+				seen[id] = true
+				walk(ids[id])
+			}
+		}
+		walk(t)
+		return seen
+	}
+	for _, r := range d.refs {
+		name := r.name
+		switch {
+		case strings.HasPrefix(name, envPrefix), strings.HasPrefix(name, secretPrefix):
+			env := name[strings.Index(name, ".")+1:]
+			if env == "" {
+				d.errs = append(d.errs, &Error{Pos: r.pos, Msg: fmt.Sprintf("{{%s}} names no variable", name)})
+			} else if _, ok := lookupEnv(env); !ok {
+				d.errs = append(d.errs, &Error{Pos: r.pos, Hint: "export it, or pass it with --env-file",
+					Msg: fmt.Sprintf("environment variable %s is not set (referenced as {{%s}})", env, name)})
+			}
+			continue
+		case base.has(name):
+			continue
+		}
+		if r.test < 0 {
+			d.errs = append(d.errs, &Error{Pos: r.pos, Hint: d.varHint(name, base, c),
+				Msg: fmt.Sprintf("undefined variable %q", name)})
+			continue
+		}
+		t := c.Tests[r.test]
+		provider := -1
+		reachable := deps(t)
+		for _, idx := range extractors[name] {
+			if idx == r.test {
+				continue
+			}
+			if reachable[c.Tests[idx].ID] || idx < r.test {
+				provider = idx
+			}
+		}
+		if provider < 0 {
+			hint := d.varHint(name, base, c)
+			if len(extractors[name]) > 0 {
+				hint = fmt.Sprintf("%q is extracted by test %q, which does not run before this one; add it to dependsOn",
+					name, c.Tests[extractors[name][0]].ID)
+			}
+			d.errs = append(d.errs, &Error{Pos: r.pos, Hint: hint,
+				Msg: fmt.Sprintf("undefined variable %q in test %q", name, t.ID)})
+			continue
+		}
+		pid := c.Tests[provider].ID
+		if !has(t.Requires, pid) && !has(t.DependsOn, pid) {
+			t.Requires = append(t.Requires, pid)
+		}
+	}
+	for _, t := range c.Tests {
+		for _, dep := range t.DependsOn {
+			if !has(t.Requires, dep) && ids[dep] != nil && dep != t.ID {
+				t.Requires = append(t.Requires, dep)
+			}
+		}
+		sort.Strings(t.Requires)
+	}
+}
+
+// varHint suggests a close variable name, or where variables come from.
+func (d *decoder) varHint(name string, base *Vars, c *Collection) string {
+	var known []string
+	for k := range base.Values() {
+		known = append(known, k)
+	}
+	for _, t := range c.Tests {
+		for _, e := range t.Extract {
+			known = append(known, e.Name)
+		}
+	}
+	sort.Strings(known)
+	if h := suggest(name, known); h != "" {
+		return h
+	}
+	return "define it in variables, an environment, --var or --env-file, or extract it in an earlier test"
+}
+
+// checkCycles reports dependency cycles (dependsOn plus implicit extract requirements).
+func (d *decoder) checkCycles(c *Collection, ids map[string]*Test) {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	reported := map[string]bool{}
+	var visit func(t *Test)
+	visit = func(t *Test) {
+		color[t.ID] = grey
+		stack = append(stack, t.ID)
+		for _, dep := range t.Requires {
+			next := ids[dep]
+			if next == nil || dep == t.ID {
+				continue
+			}
+			switch color[dep] {
+			case white:
+				visit(next)
+			case grey:
+				i := len(stack) - 1
+				for i >= 0 && stack[i] != dep {
+					i--
+				}
+				cycle := append(append([]string(nil), stack[i:]...), dep)
+				key := strings.Join(cycle, " → ")
+				if !reported[dep] {
+					reported[dep] = true
+					d.errs = append(d.errs, &Error{Pos: next.Pos, Msg: "dependency cycle: " + key})
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[t.ID] = black
+	}
+	for _, t := range c.Tests {
+		if color[t.ID] == white {
+			visit(t)
+		}
+	}
+}
