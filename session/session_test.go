@@ -472,3 +472,31 @@ func TestProgressAndNotifications(t *testing.T) {
 		t.Errorf("notifications (-want +got):\n%s", diff)
 	}
 }
+
+func TestBatchResponseRouted(t *testing.T) {
+	var first msg
+	_, d := newFake(t, func(f *fake, m msg) {
+		if m.Method != "tools/call" {
+			f.defaults(m)
+			return
+		}
+		if first.ID == nil {
+			first = m
+			return
+		}
+		f.send(`[{"jsonrpc":"2.0","id":` + string(first.ID) + `,"result":{"content":[]}},{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[]}}]`)
+	})
+	s := open(t, d, nil)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := s.CallTool(context.Background(), "x", nil, nil)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
