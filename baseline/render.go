@@ -185,14 +185,14 @@ func (d *Diff) meaning() []string {
 		out = append(out, fmt.Sprintf("Nothing got worse across the %s both runs share: safe to merge as far as this collection can tell.", plural(d.Compared, "test")))
 	}
 	if n := r[Regressed]; n > 0 {
-		out = append(out, fmt.Sprintf("%s that passed on the baseline now fail: a behaviour change in the server, or a test that relied on it.", plural(n, "test")))
+		out = append(out, fmt.Sprintf("%s that passed on the baseline now %s: a behaviour change in the server, or a test that relied on it.", plural(n, "test"), agree(n, "fails", "fail")))
 	}
 	if n := r[Slower]; n > 0 {
 		out = append(out, fmt.Sprintf("%s got slower than the tolerance (%.0f%% and %s): a single run is noisy, so re-run before blaming the code; a repeat is a real slowdown.",
 			plural(n, "test"), d.Options.LatencyRelative*100, fmtDur(d.Options.LatencyAbsolute)))
 	}
 	if n := r[Removed] + r[Breaking]; n > 0 {
-		out = append(out, fmt.Sprintf("%s removed or changed incompatibly: existing clients and prompts that call them will break.", plural(n, "tool")+pluralVerb(n)))
+		out = append(out, fmt.Sprintf("%s %s removed or changed incompatibly: existing clients and prompts that call %s will break.", plural(n, "tool"), agree(n, "was", "were"), agree(n, "it", "them")))
 	}
 	fixed := 0
 	for _, t := range d.Tests {
@@ -201,16 +201,17 @@ func (d *Diff) meaning() []string {
 		}
 	}
 	if fixed > 0 {
-		out = append(out, fmt.Sprintf("%s failing on the baseline now pass%s: the baseline is stale — save a new one once this lands.", plural(fixed, "test"), map[bool]string{true: "es", false: ""}[fixed == 1]))
+		out = append(out, fmt.Sprintf("%s failing on the baseline now %s: the baseline is stale — save a new one once this lands.", plural(fixed, "test"), agree(fixed, "passes", "pass")))
 	}
 	return out
 }
 
-func pluralVerb(n int) string {
+// agree picks the singular or plural word for n.
+func agree(n int, one, many string) string {
 	if n == 1 {
-		return " was"
+		return one
 	}
-	return " were"
+	return many
 }
 
 func runLabel(r RunInfo) string {

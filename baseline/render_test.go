@@ -1,0 +1,124 @@
+package baseline
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpspec/mcpspec/result"
+)
+
+var update = flag.Bool("update", false, "rewrite baseline/testdata/*.golden from the current output")
+
+// everyClass is a baseline/current pair with one change of every kind.
+func everyClass() (*result.Run, *result.Run) {
+	P, F, E := result.Passed, result.Failed, result.Errored
+	base := runOf(tst("reg", P, 10*ms), tst("fix", F, 10*ms), tst("chg", F), tst("slow", P, 10*ms, 12*ms),
+		tst("fast", P, 80*ms), tst("gone", P, 5*ms), tst("same", P, 10*ms))
+	base.ID, base.Git = "base-run", &result.Git{Branch: "main", Commit: "1111111111111111"}
+	base.Collections[0].Tools = map[string][]result.Tool{"srv": {
+		tool("echo", obj, ""), tool("add", `{"type":"object","properties":{"a":{"type":"number"}}}`, ""), tool("old", "", ""),
+	}}
+	cur := runOf(tst("reg", F, 10*ms), tst("fix", P, 10*ms), tst("chg", E), tst("slow", P, 10*ms, 40*ms),
+		tst("fast", P, 20*ms), tst("same", P, 11*ms), tst("new <b>|*", P, 1*ms))
+	cur.ID, cur.Git = "cur-run", &result.Git{Branch: "feature/x", Commit: "2222222222222222"}
+	cur.Collections[0].Tools = map[string][]result.Tool{"srv": {
+		tool("echo", `{"type":"object","properties":{"text":{"type":"string","description":"what to echo"}},"required":["text","lang"]}`, ""),
+		tool("add", `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`, ""),
+		tool("fresh", "", ""),
+	}}
+	return base, cur
+}
+
+func golden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", file)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (go test ./baseline -update creates it)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s (-want +got):\n%s", p, d)
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	base, cur := everyClass()
+	d := Compare(base, cur, nil)
+	same := Compare(base, base, nil)
+	for _, tc := range []struct {
+		file  string
+		write func(*Diff, *bytes.Buffer) error
+		diff  *Diff
+	}{
+		{"diff.txt.golden", func(d *Diff, b *bytes.Buffer) error { return d.WriteText(b) }, d},
+		{"diff.md.golden", func(d *Diff, b *bytes.Buffer) error { return d.WriteMarkdown(b) }, d},
+		{"diff.json.golden", func(d *Diff, b *bytes.Buffer) error { return d.WriteJSON(b) }, d},
+		{"nochange.txt.golden", func(d *Diff, b *bytes.Buffer) error { return d.WriteText(b) }, same},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tc.write(tc.diff, &buf); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.file, buf.Bytes())
+		})
+	}
+}
+
+func TestEveryClassSummary(t *testing.T) {
+	base, cur := everyClass()
+	d := Compare(base, cur, nil)
+	want := map[Kind]int{Regressed: 1, Slower: 1, Removed: 1, Breaking: 1}
+	if diff := cmp.Diff(want, d.Regressions()); diff != "" {
+		t.Errorf("Regressions (-want +got):\n%s", diff)
+	}
+	kinds := map[Kind]bool{}
+	for _, c := range d.Tests {
+		kinds[c.Kind] = true
+	}
+	for _, c := range d.Latency {
+		kinds[c.Kind] = true
+	}
+	for _, c := range d.Tools {
+		kinds[c.Kind] = true
+	}
+	for _, k := range []Kind{Regressed, Fixed, Changed, Added, Removed, Slower, Faster, Breaking, Compatible} {
+		if !kinds[k] {
+			t.Errorf("fixture lacks a %s change", k)
+		}
+	}
+	var js bytes.Buffer
+	if err := d.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Regressed bool `json:"regressed"`
+		Tests     []TestChange
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || !back.Regressed || len(back.Tests) != len(d.Tests) {
+		t.Errorf("JSON does not decode back: %v %+v", err, back)
+	}
+	var md bytes.Buffer
+	if err := d.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "<b>") || !strings.Contains(md.String(), `new &lt;b&gt;\|\*`) {
+		t.Error("markdown does not escape test names")
+	}
+}
