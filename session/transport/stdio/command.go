@@ -83,14 +83,15 @@ func (c Command) Start(ctx context.Context) (*Conn, error) {
 	prepare(cmd)
 
 	conn := &Conn{
-		name:       c.Path,
-		grace:      orDefault(c.Grace, DefaultGrace),
-		termGrace:  orDefault(c.TermGrace, DefaultTermGrace),
-		stderrPath: c.StderrPath,
-		exited:     make(chan struct{}),
-		drained:    make(chan struct{}),
-		watched:    make(chan struct{}),
-		closing:    make(chan struct{}),
+		name:          c.Path,
+		grace:         orDefault(c.Grace, DefaultGrace),
+		termGrace:     orDefault(c.TermGrace, DefaultTermGrace),
+		stderrPath:    c.StderrPath,
+		exited:        make(chan struct{}),
+		drained:       make(chan struct{}),
+		stdoutDrained: make(chan struct{}),
+		watched:       make(chan struct{}),
+		closing:       make(chan struct{}),
 	}
 	// The child's ends of the pipes, closed here once the child has them.
 	var childEnds []*os.File

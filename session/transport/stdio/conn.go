@@ -62,7 +62,9 @@ type Conn struct {
 	exited  chan struct{} // closed once the child was reaped; state is set before
 	state   *os.ProcessState
 	drained chan struct{} // closed when drainStderr returns
-	watched chan struct{} // closed when watch returns
+	// stdoutDrained is closed when the stdout drain started by Close returns.
+	stdoutDrained chan struct{}
+	watched       chan struct{} // closed when watch returns
 
 	stdoutEnded     atomic.Bool // Recv reached the end of stdout
 	closeStdoutOnce sync.Once
@@ -229,6 +231,12 @@ func (c *Conn) shutdown() error {
 		stage = StageExited
 	default:
 	}
+	// From now on nobody needs stdout: keep it flowing so a child writing on its way out does
+	// not block on a full pipe. The drain ends when closeStdout below closes it.
+	go func() {
+		defer close(c.stdoutDrained)
+		io.Copy(io.Discard, c.stdout)
+	}()
 	// The polite request: flush what was queued (within Grace), then close stdin.
 	fctx, cancel := context.WithDeadline(context.Background(), deadline)
 	c.w.Flush(fctx)
@@ -261,7 +269,8 @@ func (c *Conn) shutdown() error {
 		errs = append(errs, fmt.Errorf("stdio: close %s: kill leftovers: %w", c.name, err))
 	}
 	c.tree.release()
-	c.closeStdout() // unblocks a pending Recv
+	c.closeStdout() // unblocks a pending Recv and the drain
+	waitChan(c.stdoutDrained, drainWait)
 
 	drained := waitChan(c.drained, drainWait)
 	if !drained {

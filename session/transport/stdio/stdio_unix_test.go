@@ -369,3 +369,71 @@ func checkGoroutines(t *testing.T) func() {
 		}
 	}
 }
+
+// TestCloseWhileChildFloodsStdout: a child writing to stdout that nobody reads must still
+// exit on stdin close rather than block on a full pipe.
+func TestCloseWhileChildFloodsStdout(t *testing.T) {
+	defer checkGoroutines(t)()
+	c := start(t, fakeServer("print:ready", "wait-eof", "long:1000000", "long:1000000", "exit:0"))
+	if got := recvData(t, c); got != "ready" {
+		t.Fatalf("got %q", got)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := c.ShutdownStage(); got != StageStdin {
+		t.Errorf("stage = %q, want %q", got, StageStdin)
+	}
+}
+
+// BenchmarkEchoRoundTrip measures one frame out and back through a child process.
+func BenchmarkEchoRoundTrip(b *testing.B) {
+	c, err := fakeServer("echo").Start(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	frame := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+	ctx := context.Background()
+	for b.Loop() {
+		if err := c.Send(ctx, frame); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Recv(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEchoPipelined measures throughput with 1,000 frames in flight.
+func BenchmarkEchoPipelined(b *testing.B) {
+	c, err := fakeServer("echo").Start(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	frame := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+	ctx := context.Background()
+	inflight := make(chan struct{}, 1000)
+	done := make(chan error, 1)
+	go func() {
+		for range b.N {
+			if _, err := c.Recv(); err != nil {
+				done <- err
+				return
+			}
+			<-inflight
+		}
+		done <- nil
+	}()
+	b.ResetTimer()
+	for range b.N {
+		inflight <- struct{}{}
+		if err := c.Send(ctx, frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}
