@@ -214,8 +214,8 @@ func (l *Loader) LoadAll(paths ...string) ([]*Collection, error) {
 		return nil, errors.New("load collections: no collection given")
 	}
 	var (
-		out  []*Collection
-		errs ErrorList
+		out    []*Collection
+		errs   ErrorList
 		ioErrs []error
 	)
 	for _, f := range files {

@@ -225,7 +225,7 @@ type List struct {
 // Complete is completion/complete (`complete: {ref, argument}`).
 type Complete struct {
 	// RefType is "ref/prompt" or "ref/resource"; RefName the prompt name or resource URI template.
-	RefType, RefName string
+	RefType, RefName  string
 	ArgName, ArgValue string
 }
 
