@@ -32,9 +32,11 @@ func fakeServer(script ...string) Command {
 		Path: os.Args[0],
 		Args: script,
 		// The race runtime sleeps a second at exit unless told not to.
-		Env:       []string{fakeEnv + "=1", "GORACE=atexit_sleep_ms=0"},
-		Grace:     200 * time.Millisecond,
-		TermGrace: 200 * time.Millisecond,
+		Env: []string{fakeEnv + "=1", "GORACE=atexit_sleep_ms=0"},
+		// Long enough for a loaded machine: a well-behaved fake never waits them out. Tests
+		// of escalation shorten them.
+		Grace:     3 * time.Second,
+		TermGrace: 3 * time.Second,
 	}
 }
 

@@ -203,19 +203,22 @@ func TestFramingFaults(t *testing.T) {
 // TestCloseEscalates checks each shutdown stage against a child that resists more and more,
 // and that Close stays within Grace+TermGrace plus slack.
 func TestCloseEscalates(t *testing.T) {
+	const short, long = 200 * time.Millisecond, 3 * time.Second
 	tests := []struct {
-		name   string
-		script []string
-		stage  string
+		name             string
+		script           []string
+		grace, termGrace time.Duration
+		stage            string
 	}{
-		{"exits on stdin close", []string{"print:ready", "echo"}, StageStdin},
-		{"ignores stdin close", []string{"print:ready", "wait-eof", "sleep:60s"}, StageTerm},
-		{"ignores SIGTERM", []string{"ignore-term", "print:ready", "wait-eof", "sleep:60s"}, StageKill},
+		{"exits on stdin close", []string{"print:ready", "echo"}, long, short, StageStdin},
+		{"ignores stdin close", []string{"print:ready", "wait-eof", "sleep:60s"}, short, long, StageTerm},
+		{"ignores SIGTERM", []string{"ignore-term", "print:ready", "wait-eof", "sleep:60s"}, short, short, StageKill},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			defer checkGoroutines(t)()
 			cmd := fakeServer(tt.script...)
+			cmd.Grace, cmd.TermGrace = tt.grace, tt.termGrace
 			c := start(t, cmd)
 			if got := recvData(t, c); got != "ready" {
 				t.Fatalf("got %q, want ready", got)
@@ -271,6 +274,7 @@ func TestGrandchildDies(t *testing.T) {
 func TestExitWithGrandchildHoldingStdout(t *testing.T) {
 	defer checkGoroutines(t)()
 	cmd := fakeServer("grandchild-out", "stderr:bye", "exit:5")
+	cmd.Grace = 200 * time.Millisecond // how long stdout may outlive the child
 	c := start(t, cmd)
 	var msg struct{ Grandchild int }
 	if err := json.Unmarshal([]byte(recvData(t, c)), &msg); err != nil || msg.Grandchild <= 0 {
