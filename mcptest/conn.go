@@ -104,8 +104,9 @@ type frameConn struct {
 // serveFrames serves one connection until the reader ends, ctx ends, the Backend closes, or a
 // simulated crash. closeFn, when non-nil, closes the transport (abruptly after a crash); it is
 // called on the way out, which unblocks the reader, and must be idempotent. serveFrames waits
-// for every request goroutine.
-func (b *Backend) serveFrames(ctx context.Context, r frameReader, w frameWriter, closeFn func(abrupt bool)) error {
+// for every request goroutine, and up to readerGrace for the reading goroutine (zero when the
+// reader cannot be interrupted, such as a process's stdin: it is left to end with the process).
+func (b *Backend) serveFrames(ctx context.Context, r frameReader, w frameWriter, closeFn func(abrupt bool), readerGrace time.Duration) error {
 	b.sessions.Add(1)
 	c := &frameConn{b: b, w: w, crashed: make(chan struct{})}
 	ctx, cancel := context.WithCancel(ctx)
@@ -162,9 +163,11 @@ loop:
 	c.wg.Wait()
 	if closeFn != nil {
 		closeFn(false)
+	}
+	if readerGrace > 0 {
 		select {
 		case <-readerDone:
-		case <-time.After(readerWait):
+		case <-time.After(readerGrace):
 			b.log.Warn("connection reader still blocked after close")
 		}
 	}

@@ -66,7 +66,7 @@ func (s *Server) handleSSE(w http.ResponseWriter, r *http.Request) {
 	if err := ew.event("endpoint", []byte(PathMessage+"?sessionId="+id)); err != nil {
 		return
 	}
-	err := s.Backend.serveFrames(r.Context(), &sseReader{ctx: r.Context(), ss: ss}, sseFrameWriter{ew}, func(bool) { ss.close() })
+	err := s.Backend.serveFrames(r.Context(), &sseReader{ctx: r.Context(), ss: ss}, sseFrameWriter{ew}, func(bool) { ss.close() }, readerWait)
 	if errors.Is(err, ErrCrashed) {
 		abortConnection(w)
 	}

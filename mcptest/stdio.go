@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"sync"
+	"time"
 )
 
 // MaxLineSize is the longest line the newline-delimited transports accept (16 MiB); a longer
@@ -74,9 +76,13 @@ func (l *lineWriter) writeFrame(data []byte) error {
 // closes, ctx.Err() when ctx ends, and [ErrCrashed] after a simulated crash.
 //
 // On the way out ServeConn closes r and w when they implement [io.Closer] (a crash does so
-// first, abruptly), and waits for every request it started. A Read that Close cannot
-// interrupt (a terminal's stdin) is abandoned after a short grace period.
+// first, abruptly), and waits for every request it started and for its reading goroutine. A
+// Read that Close cannot interrupt is abandoned after a short grace period.
 func (b *Backend) ServeConn(ctx context.Context, r io.Reader, w io.Writer) error {
+	return b.serveConn(ctx, r, w, readerWait)
+}
+
+func (b *Backend) serveConn(ctx context.Context, r io.Reader, w io.Writer, readerGrace time.Duration) error {
 	var once sync.Once
 	closeFn := func(bool) {
 		once.Do(func() {
@@ -88,7 +94,7 @@ func (b *Backend) ServeConn(ctx context.Context, r io.Reader, w io.Writer) error
 			}
 		})
 	}
-	return b.serveFrames(ctx, newLineReader(r), newLineWriter(w), closeFn)
+	return b.serveFrames(ctx, newLineReader(r), newLineWriter(w), closeFn, readerGrace)
 }
 
 // Serve serves one in-memory or socket connection with a new Backend configured by opts; see
@@ -105,12 +111,18 @@ func Serve(ctx context.Context, rw io.ReadWriter, opts *Options) error {
 // ServeStdio serves the stdio transport: requests from in (a process's stdin), answers on out
 // (its stdout), one JSON message per line; diagnostics go to [Options.Logger] (stderr in the
 // CLI). It returns when in closes, ctx ends or a simulated crash happens; see
-// [Backend.ServeConn].
+// [Backend.ServeConn]. When in is an [*os.File] (a process's stdin, whose blocking Read no
+// Close interrupts), ServeStdio returns without waiting for that Read: the process is about
+// to exit.
 func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts *Options) error {
 	b, err := newBackend(opts)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	return b.ServeConn(ctx, in, out)
+	grace := readerWait
+	if _, ok := in.(*os.File); ok {
+		grace = 0
+	}
+	return b.serveConn(ctx, in, out, grace)
 }

@@ -44,7 +44,7 @@ func (s *Server) handleWebSocket(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_ = c.Close(websocket.StatusNormalClosure, "")
-	})
+	}, readerWait)
 	if err != nil && !errors.Is(err, ErrCrashed) && !errors.Is(err, context.Canceled) {
 		s.Backend.log.Debug("websocket ended", "err", err)
 	}
