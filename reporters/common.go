@@ -281,10 +281,10 @@ func interpret(run *result.Run) []string {
 		}
 		top := slowest(run, 1)[0]
 		share := float64(top.T.Latency) * 100 / float64(sum)
-		if share >= 40 {
+		if len(ds) >= 4 && share >= 40 {
 			out = append(out, fmt.Sprintf("The slowest test, %s, took %s — %.0f%% of all test latency; look there first for speed.", top.T.Name, fmtDur(top.T.Latency), share))
 		} else {
-			out = append(out, fmt.Sprintf("Latency is spread evenly: p50 %s, p95 %s, slowest %s (%s).", fmtDur(percentile(ds, 50)), fmtDur(percentile(ds, 95)), top.T.Name, fmtDur(top.T.Latency)))
+			out = append(out, fmt.Sprintf("No single test dominates latency: p50 %s, p95 %s, slowest %s (%s).", fmtDur(percentile(ds, 50)), fmtDur(percentile(ds, 95)), top.T.Name, fmtDur(top.T.Latency)))
 		}
 	}
 	return out
