@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
 )
@@ -70,11 +71,18 @@ func (c *Conn) Recv() (transport.Frame, error) {
 	return f, err
 }
 
-// Close stops the writer, calls the closer and waits for the writer goroutine (a few
-// seconds at most). It is idempotent: later calls return the first call's result.
+// closeFlushWait bounds how long Close waits for queued frames to be written.
+const closeFlushWait = time.Second
+
+// Close writes what Send queued (waiting a second at most, in case the peer stopped reading),
+// calls the closer and waits for the writer goroutine (a few seconds at most). It is
+// idempotent: later calls return the first call's result.
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		ctx, cancel := context.WithTimeout(context.Background(), closeFlushWait)
+		c.w.Flush(ctx)
+		cancel()
 		// Release the stream first so a write blocked on the peer returns, then stop the writer.
 		var errs []error
 		if c.closer != nil {

@@ -94,3 +94,31 @@ func ExampleReader() {
 	// fault: transport: malformed frame (truncated, 6 bytes): {"id":
 	// end: EOF
 }
+
+// TestConnCloseFlushes: frames sent just before Close reach the peer.
+func TestConnCloseFlushes(t *testing.T) {
+	defer checkGoroutines(t)()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	c := NewConn(strings.NewReader(""), pw, pw.Close, nil)
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(pr)
+		got <- b
+	}()
+	const n = 1000
+	for i := range n {
+		if err := c.Send(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled"}`)); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(<-got), "\n"); lines != n {
+		t.Fatalf("peer got %d frames, want %d", lines, n)
+	}
+}
