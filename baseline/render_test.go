@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpspec/mcpspec/result"
 )
@@ -120,5 +121,41 @@ func TestEveryClassSummary(t *testing.T) {
 	}
 	if strings.Contains(md.String(), "<b>") || !strings.Contains(md.String(), `new &lt;b&gt;\|\*`) {
 		t.Error("markdown does not escape test names")
+	}
+}
+
+func TestDiffJSONFollowsSchema(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "schema", "compare.v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const url = "https://mcpspec.dev/schema/compare.v1.json"
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, cur := everyClass()
+	for name, d := range map[string]*Diff{"every-class": Compare(base, cur, nil), "no-change": Compare(base, base, nil), "empty-runs": Compare(runOf(), runOf(), nil)} {
+		var buf bytes.Buffer
+		if err := d.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := jsonschema.UnmarshalJSON(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(inst); err != nil {
+			t.Errorf("%s: diff JSON does not follow compare.v1.json: %v", name, err)
+		}
 	}
 }
