@@ -483,3 +483,27 @@ func TestCrashOverSSEAndWebSocket(t *testing.T) {
 		t.Errorf("POST after crash: %d, want 404", r.status)
 	}
 }
+
+func TestStreamableCancel(t *testing.T) {
+	s := mcptest.NewServer(nil)
+	t.Cleanup(s.Close)
+	hc := httpClient(t)
+	sid := do(t, hc, "POST", s.URL, nil, rpc(1, "initialize", initParams)).header.Get(mcptest.HeaderSessionID)
+	hdr := map[string]string{mcptest.HeaderSessionID: sid}
+	got := make(chan httpReply, 1)
+	go func() {
+		got <- do(t, hc, "POST", s.URL, hdr, rpc(7, "tools/call", toolCall("slow", map[string]any{"milliseconds": 60000})))
+	}()
+	waitStats(t, s.Stats, func(st mcptest.Stats) bool { return st.InFlight == 1 })
+	if r := do(t, hc, "POST", s.URL, hdr, rpc(nil, "notifications/cancelled", map[string]any{"requestId": 7})); r.status != 202 {
+		t.Fatalf("cancel: %d", r.status)
+	}
+	select {
+	case r := <-got:
+		if r.status != http.StatusNoContent || len(r.body) != 0 {
+			t.Errorf("cancelled call answered %d %s, want 204 and no body", r.status, r.body)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("cancelled call still pending")
+	}
+}
