@@ -91,9 +91,23 @@ type Counts struct {
 	Skipped int `json:"skipped"`
 }
 
+// countsOf tallies a run's tests, tolerating nil collections and tests.
 func countsOf(r *result.Run) Counts {
-	c := r.Counts()
-	return Counts{Total: c.Total, Passed: c.Passed, Failed: c.Failed, Errored: c.Errored, Skipped: c.Skipped}
+	var c Counts
+	for _, t := range index(r).list {
+		c.Total++
+		switch t.t.Status {
+		case result.Passed:
+			c.Passed++
+		case result.Failed:
+			c.Failed++
+		case result.Errored:
+			c.Errored++
+		case result.Skipped:
+			c.Skipped++
+		}
+	}
+	return c
 }
 
 // TestChange is a test whose presence or status differs.
@@ -185,10 +199,16 @@ func (d *Diff) Regressions() map[Kind]int {
 // Empty reports whether nothing at all changed.
 func (d *Diff) Empty() bool { return len(d.Tests) == 0 && len(d.Latency) == 0 && len(d.Tools) == 0 }
 
-// Compare diffs current against base. Both must be non-nil. Tests are matched by collection
+// Compare diffs current against base; a nil run counts as an empty one. Tests are matched by collection
 // name and test id (or name); tools by server name and tool name across all collections.
 func Compare(base, current *result.Run, opts *CompareOptions) *Diff {
 	o := opts.resolve()
+	if base == nil {
+		base = &result.Run{}
+	}
+	if current == nil {
+		current = &result.Run{}
+	}
 	d := &Diff{Base: info(base), Current: info(current), Options: o,
 		Tests: []TestChange{}, Latency: []LatencyDelta{}, Tools: []ToolChange{}}
 

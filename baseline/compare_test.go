@@ -304,3 +304,13 @@ func TestToolSchemaChanges(t *testing.T) {
 		})
 	}
 }
+
+func TestComparePartialRuns(t *testing.T) {
+	partial := &result.Run{Collections: []*result.Collection{nil, {Name: "c", Tests: []*result.Test{nil, tst("a", result.Passed)}}}}
+	if d := Compare(nil, partial, nil); d.Regressed() || len(d.Tests) != 1 || d.Tests[0].Kind != Added {
+		t.Errorf("Compare(nil, partial) = %+v", d)
+	}
+	if d := Compare(partial, nil, nil); d.Regressed() || len(d.Tests) != 1 || d.Tests[0].Kind != Removed {
+		t.Errorf("Compare(partial, nil) = %+v", d)
+	}
+}

@@ -142,6 +142,9 @@ func (c *Console) testLine(col *result.Collection, t *result.Test) string {
 // Report implements [Reporter]. Tests already streamed are not listed again unless
 // Options.Verbose; failures are always in the digest.
 func (c *Console) Report(w io.Writer, run *result.Run) error {
+	if run == nil {
+		return errNilRun
+	}
 	c.mu.Lock()
 	streamed, liveErr := c.streamed, c.liveErr
 	c.mu.Unlock()
@@ -244,7 +247,7 @@ func (c *Console) field(w *bufio.Writer, label, code, value string) {
 
 // summary writes the verdict line and the "what this means" sentences.
 func (c *Console) summary(w *bufio.Writer, run *result.Run) {
-	n := run.Counts()
+	n := countRun(run)
 	word := statusWord(run)
 	code := ansiBold + ansiGreen
 	if word != "PASS" {

@@ -101,6 +101,9 @@ const chartTop = 40
 
 // Report implements [Reporter].
 func (h *HTML) Report(w io.Writer, run *result.Run) error {
+	if run == nil {
+		return errNilRun
+	}
 	tmpl, err := template.New("report").Parse(htmlTemplate)
 	if err != nil {
 		return fmt.Errorf("html report: parse template: %w", err)
@@ -112,7 +115,7 @@ func (h *HTML) Report(w io.Writer, run *result.Run) error {
 }
 
 func (h *HTML) data(run *result.Run) htmlData {
-	n := run.Counts()
+	n := countRun(run)
 	d := htmlData{
 		Title:        title(h.opts, run),
 		Verdict:      statusWord(run),
@@ -136,7 +139,7 @@ func (h *HTML) data(run *result.Run) htmlData {
 		if c == nil {
 			continue
 		}
-		hc := htmlCollection{Name: c.Name, File: c.File, Counts: c.Counts(), Duration: fmtDur(c.Duration)}
+		hc := htmlCollection{Name: c.Name, File: c.File, Counts: countCol(c), Duration: fmtDur(c.Duration)}
 		hc.Rate = fmtRate(hc.Counts)
 		for _, s := range c.Servers {
 			v := s.Name + " · " + s.Transport + " " + s.Target

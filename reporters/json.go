@@ -37,6 +37,9 @@ type jsonRun struct {
 
 // Report implements [Reporter].
 func (*JSON) Report(w io.Writer, run *result.Run) error {
+	if run == nil {
+		return errNilRun
+	}
 	r := *run
 	if r.SchemaVersion == "" {
 		r.SchemaVersion = result.SchemaVersion
@@ -44,10 +47,10 @@ func (*JSON) Report(w io.Writer, run *result.Run) error {
 	if r.Collections == nil {
 		r.Collections = []*result.Collection{}
 	}
-	c := run.Counts()
+	c := countRun(run)
 	doc := jsonRun{Run: &r, Summary: Summary{
 		Total: c.Total, Passed: c.Passed, Failed: c.Failed, Errored: c.Errored, Skipped: c.Skipped,
-		PassRate: passRate(c), OK: run.OK(),
+		PassRate: passRate(c), OK: okRun(run),
 	}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -28,6 +28,9 @@ func NewJUnit(opts *Options) *JUnit { return &JUnit{opts: opts.orDefault()} }
 
 // Report implements [Reporter].
 func (j *JUnit) Report(w io.Writer, run *result.Run) error {
+	if run == nil {
+		return errNilRun
+	}
 	suites := junit.Testsuites{Name: "mcpspec", Time: seconds(run.Duration)}
 	for i, c := range run.Collections {
 		if c == nil {

@@ -30,6 +30,9 @@ const maxTableCollections = 50
 
 // Report implements [Reporter].
 func (m *Markdown) Report(w io.Writer, run *result.Run) error {
+	if run == nil {
+		return errNilRun
+	}
 	head := m.head(run)
 	lat := m.latency(run)
 	const noteReserve = 400
@@ -74,7 +77,7 @@ func (m *Markdown) Report(w io.Writer, run *result.Run) error {
 // head is the status line, the counts table and what it means.
 func (m *Markdown) head(run *result.Run) string {
 	var b strings.Builder
-	n := run.Counts()
+	n := countRun(run)
 	emoji := map[string]string{"PASS": "✅", "FAIL": "❌", "INTERRUPTED": "⚠️"}[statusWord(run)]
 	fmt.Fprintf(&b, "## %s %s — %s\n\n", emoji, mdText(title(m.opts, run)), statusWord(run))
 	fmt.Fprintf(&b, "**%s** · %d passed · %d failed · %d errored · %d skipped · pass rate %s · %s\n",
@@ -114,7 +117,7 @@ func (m *Markdown) head(run *result.Run) string {
 			break
 		}
 		rows++
-		cc := c.Counts()
+		cc := countCol(c)
 		var servers []string
 		for _, s := range c.Servers {
 			v := s.ServerName

@@ -63,6 +63,9 @@ func (o *Options) orDefault() Options {
 // Factory builds a reporter from options.
 type Factory func(opts *Options) Reporter
 
+// errNilRun is returned by every Report given a nil run.
+var errNilRun = errors.New("report: nil run")
+
 // ErrUnknown is returned by [New] for a name that is not a built-in reporter.
 var ErrUnknown = errors.New("unknown reporter")
 

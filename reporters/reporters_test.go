@@ -215,3 +215,31 @@ func TestStreamersAreConcurrencySafe(t *testing.T) {
 		})
 	}
 }
+
+// TestPartialResults feeds every reporter a run a crashing or buggy producer could leave behind.
+func TestPartialResults(t *testing.T) {
+	run := &result.Run{Collections: []*result.Collection{
+		nil,
+		{Name: "", Tests: []*result.Test{
+			nil,
+			{Name: "errored without error", Status: result.Errored},
+			{Name: "failed without failures", Status: result.Failed},
+			{Name: "odd status", Status: "weird"},
+			{Name: "", Status: result.Skipped},
+		}},
+	}}
+	for _, name := range Names() {
+		rep, _ := New(name, &Options{Live: new(bytes.Buffer)})
+		if s, ok := rep.(Streamer); ok {
+			s.Event(result.Event{Kind: result.TestFinished})
+			s.Event(result.Event{Kind: result.TestFinished, Test: run.Collections[1].Tests[1]})
+		}
+		var buf bytes.Buffer
+		if err := rep.Report(&buf, run); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err := rep.Report(&buf, nil); err == nil {
+			t.Errorf("%s: Report(nil) returned nil", name)
+		}
+	}
+}

@@ -66,6 +66,9 @@ func (t *TAP) Event(e result.Event) {
 
 // Report implements [Reporter].
 func (t *TAP) Report(w io.Writer, run *result.Run) error {
+	if run == nil {
+		return errNilRun
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	all := items(run)
@@ -88,7 +91,7 @@ func (t *TAP) Report(w io.Writer, run *result.Run) error {
 		fmt.Fprintf(&b, "1..%d\n", n)
 	}
 	if run.Interrupted {
-		c := run.Counts()
+		c := countRun(run)
 		fmt.Fprintf(&b, "Bail out! run interrupted after %d of %s\n", c.Total-c.Skipped, plural(c.Total, "test"))
 	}
 	_, err := w.Write(b.Bytes())
