@@ -77,6 +77,9 @@ func (d *decoder) decodeTest(n *yaml.Node, index int, c *Collection) *Test {
 	if n.Kind == yaml.MappingNode {
 		// Name the test in messages as soon as we can.
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "id" && n.Content[i+1].Kind == yaml.ScalarNode && what == fmt.Sprintf("test #%d", index+1) {
+				what = fmt.Sprintf("test %q", n.Content[i+1].Value)
+			}
 			if n.Content[i].Value == "name" && n.Content[i+1].Kind == yaml.ScalarNode {
 				what = fmt.Sprintf("test %q", n.Content[i+1].Value)
 			}
@@ -425,7 +428,7 @@ func (d *decoder) decodeAssertion(n *yaml.Node, t *Test, what string) *Assertion
 				"%s: %s takes a mapping, got %s", what, b.Name, kindName(v))
 			return nil
 		default:
-			keyPos[b.Shorthand] = k
+			keyPos[b.Shorthand] = v
 			d.specField(spec, b.Shorthand, v, b)
 		}
 	}
@@ -440,7 +443,7 @@ func (d *decoder) decodeAssertion(n *yaml.Node, t *Test, what string) *Assertion
 		var se *assert.SpecError
 		if errors.As(err, &se) && keyPos[se.Field] != nil {
 			at = keyPos[se.Field]
-			if f := valueOf(n, se.Field); f != nil && se.Field != "type" {
+			if f := valueOf(n, se.Field); f != nil && se.Field != "type" && se.Field != b.Name {
 				at = f
 			}
 		}

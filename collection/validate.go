@@ -134,7 +134,7 @@ func (d *decoder) checkVariables(c *Collection, base *Vars, lookupEnv func(strin
 					Msg: fmt.Sprintf("environment variable %s is not set (referenced as {{%s}})", env, name)})
 			}
 			continue
-		case base.has(name):
+		case r.test < 0 && base.has(name):
 			continue
 		}
 		if r.test < 0 {
@@ -152,6 +152,9 @@ func (d *decoder) checkVariables(c *Collection, base *Vars, lookupEnv func(strin
 			if reachable[c.Tests[idx].ID] || idx < r.test {
 				provider = idx
 			}
+		}
+		if provider < 0 && base.has(name) {
+			continue
 		}
 		if provider < 0 {
 			hint := d.varHint(name, base, c)

@@ -1,0 +1,474 @@
+package collection
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpspec/mcpspec/assert"
+)
+
+// env is a fixed process environment for tests.
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestSeedForms(t *testing.T) {
+	simple, err := Load("testdata/seed-simple.yaml", nil)
+	if err != nil {
+		t.Fatalf("simple: %v", err)
+	}
+	srv := simple.Servers[DefaultServerName]
+	if diff := cmp.Diff([]string{"npx", "@modelcontextprotocol/server-filesystem", "/tmp"}, append([]string{srv.Command}, srv.Args...)); diff != "" {
+		t.Errorf("simple server (-want +got):\n%s", diff)
+	}
+	if srv.Transport != TransportStdio || len(simple.Tests) != 2 {
+		t.Fatalf("simple: transport %q, %d tests", srv.Transport, len(simple.Tests))
+	}
+	first := simple.Tests[0]
+	if tc, ok := first.Step.(*ToolCall); !ok || tc.Tool != "read_file" || tc.Input["path"] != "/tmp/test.txt" {
+		t.Errorf("simple step = %#v", first.Step)
+	}
+	if first.ID != "read-a-file" || len(first.Assertions) != 1 || first.Assertions[0].Spec.Type != "exists" || first.Assertions[0].Spec.Path != "$.content" {
+		t.Errorf("simple first test = %+v", first)
+	}
+	if simple.Tests[1].ExpectError == nil {
+		t.Error("expectError: true not decoded")
+	}
+
+	adv, err := Load("testdata/seed-advanced.yaml", &LoadOptions{Vars: map[string]string{"userId": "7"}})
+	if err != nil {
+		t.Fatalf("advanced: %v", err)
+	}
+	s := adv.Servers[DefaultServerName]
+	if s.Name != "my-server" || s.Command != "npx" || s.Env["NODE_ENV"] != "test" ||
+		s.Timeouts.Connect != 10*time.Second || s.Timeouts.Call != 30*time.Second {
+		t.Errorf("advanced server = %+v", s)
+	}
+	if adv.Environment != "dev" || len(adv.Environments) != 2 {
+		t.Errorf("environment = %q of %d", adv.Environment, len(adv.Environments))
+	}
+	tt := adv.Tests[0]
+	if tt.ID != "test-1" || tt.Timeout != 5*time.Second || tt.Retries != 2 || !cmp.Equal(tt.Tags, []string{"smoke", "api"}) {
+		t.Errorf("advanced test = %+v", tt)
+	}
+	var types []string
+	for _, a := range tt.Assertions {
+		types = append(types, a.Spec.Type)
+	}
+	if diff := cmp.Diff([]string{"schema", "exists", "latency"}, types); diff != "" {
+		t.Errorf("assertions (-want +got):\n%s", diff)
+	}
+	if tt.Assertions[2].Spec.Max != time.Second || tt.Assertions[0].Pos.Line != 39 {
+		t.Errorf("latency %s at line %d", tt.Assertions[2].Spec.Max, tt.Assertions[0].Pos.Line)
+	}
+	if len(tt.Extract) != 1 || tt.Extract[0].Name != "userName" || tt.Extract[0].Path.String() != "$.name" {
+		t.Errorf("extract = %+v", tt.Extract)
+	}
+	in, err := adv.Vars().ExpandMap(tt.Step.(*ToolCall).Input)
+	if err != nil || in["id"] != "7" {
+		t.Errorf("expanded input = %v, %v", in, err)
+	}
+	// The same file without userId is an undefined variable, positioned.
+	_, err = Load("testdata/seed-advanced.yaml", nil)
+	wantErrors(t, err, `seed-advanced.yaml:36:11: undefined variable "userId" in test "test-1"`)
+}
+
+// wantErrors checks that err is an ErrorList whose lines contain each want, in order.
+func wantErrors(t *testing.T, err error, wants ...string) {
+	t.Helper()
+	var el ErrorList
+	if !errors.As(err, &el) {
+		t.Fatalf("err = %v (%T), want an ErrorList", err, err)
+	}
+	if !errors.Is(err, ErrInvalid) {
+		t.Error("error list does not match ErrInvalid")
+	}
+	text := err.Error()
+	for _, w := range wants {
+		i := strings.Index(text, w)
+		if i < 0 {
+			t.Errorf("errors lack %q:\n%s", w, text)
+			continue
+		}
+		text = text[i+len(w):]
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		opts *LoadOptions
+		want []string
+	}{
+		{"unknown key with hint", `
+name: x
+server: testserver
+tests:
+  - name: Get user
+    call: echo
+    asserts: []
+`, nil, []string{`x.yaml:7:5: unknown key "asserts" in test "Get user" (did you mean "assertions"?)`}},
+		{"several errors at once", `
+server: testserver
+tests:
+  - name: a
+    call: echo
+    timeout: soon
+  - name: b
+    call: echo
+    retries: "2"
+  - name: c
+    call: echo
+    expect:
+      - equal: {path: $.x, value: 1}
+`, nil, []string{
+			`x.yaml:6:14: test "a" timeout: invalid duration "soon"`,
+			`x.yaml:9:14: test "b" retries must be an integer, got string "2"`,
+			`x.yaml:13:9: test "c" expect: unknown assertion type "equal" (did you mean "equals"?)`}},
+		{"syntax error", "server: testserver\ntests:\n  - name: a\n    call: [b\n", nil, []string{"x.yaml:", "YAML syntax error"}},
+		{"two documents", "server: testserver\ntests: [{name: a, call: b}]\n---\nname: two\n", nil, []string{"one YAML document"}},
+		{"empty", "", nil, []string{"collection is empty"}},
+		{"no server", "tests: [{name: a, call: b}]", nil, []string{"defines no server"}},
+		{"alias", "server: testserver\nx: &a 1\ntests: [{name: a, call: b}]", nil, []string{"x.yaml:2:4: YAML anchors"}},
+		{"custom tag", "server: testserver\ntests: [{name: a, call: b, with: {x: !!binary aGk=}}]", nil, []string{"YAML tag !!binary"}},
+		{"duration without unit", "server: testserver\ntests: [{name: a, call: b, timeout: \"500\"}]", nil, []string{`has no unit`}},
+		{"bare integer duration ok but negative", "server: testserver\ntests: [{name: a, call: b, timeout: -5}]", nil, []string{"must be positive"}},
+		{"duplicate ids", `
+server: testserver
+tests:
+  - {id: t1, name: a, call: b}
+  - {id: t1, name: c, call: d}
+`, nil, []string{`x.yaml:5:5: duplicate test id "t1" (first at line 4)`}},
+		{"unknown dependency", `
+server: testserver
+tests:
+  - {id: login, name: a, call: b}
+  - {id: t2, name: c, call: d, dependsOn: [logn]}
+`, nil, []string{`depends on unknown test "logn" (did you mean "login"?)`}},
+		{"cycle", `
+server: testserver
+tests:
+  - {id: a, call: x, dependsOn: [c]}
+  - {id: b, call: x, dependsOn: [a]}
+  - {id: c, call: x, dependsOn: [b]}
+`, nil, []string{"dependency cycle: a → c → b → a"}},
+		{"variable extracted later needs dependsOn", `
+server: testserver
+tests:
+  - {id: a, call: echo, with: {text: "{{tok}}"}}
+  - {id: b, call: x, extract: [{name: tok, path: $.x}]}
+`, nil, []string{`undefined variable "tok" in test "a" ("tok" is extracted by test "b", which does not run before this one; add it to dependsOn)`}},
+		{"undefined env", `
+server: testserver
+tests:
+  - {id: a, call: echo, with: {text: "{{env.HOME_DIR}} {{secret.API_TOKEN}}"}}
+`, &LoadOptions{LookupEnv: env(map[string]string{"API_TOKEN": "abcdef"})}, []string{"environment variable HOME_DIR is not set"}},
+		{"undefined variable suggests", `
+server: testserver
+variables: {userId: 1}
+tests:
+  - {id: a, call: echo, with: {text: "{{userid}}"}}
+`, nil, []string{`undefined variable "userid" in test "a" (did you mean "userId"?)`}},
+		{"unknown environment", "server: testserver\nenvironments: {dev: {variables: {}}}\ntests: [{id: a, call: b}]", &LoadOptions{Environment: "prd"}, []string{`environment "prd" is not defined`}},
+		{"bad defaultEnvironment", "server: testserver\nenvironments: {dev: {}}\ndefaultEnvironment: prod\ntests: [{id: a, call: b}]", nil, []string{`defaultEnvironment "prod" is not defined`}},
+		{"timeout hierarchy server", `
+server: {command: x, timeouts: {call: 30s}}
+defaults: {timeout: 20s}
+tests: [{id: a, call: b}]
+`, nil, []string{`server "default" call timeout 30s is not below defaults.timeout 20s`}},
+		{"timeout hierarchy latency", `
+server: testserver
+tests:
+  - id: a
+    call: b
+    timeout: 1s
+    expect: [{latency: 2s}]
+`, nil, []string{`latency bound 2s is not below the test timeout 1s`}},
+		{"bad regexp positioned", `
+server: testserver
+tests:
+  - id: a
+    call: b
+    expect:
+      - matches: "(open"
+`, nil, []string{`x.yaml:7:18: test "a" expect: matches assertion: invalid regular expression`}},
+		{"bad expr", "server: testserver\ntests: [{id: a, call: b, assertions: [{type: expr, expr: \"1 + \"}]}]", nil, []string{"expr assertion"}},
+		{"field not for type", "server: testserver\ntests: [{id: a, call: b, assertions: [{type: exists, path: $.x, value: 1}]}]", nil, []string{`unknown key "value" in test "a" assertions exists assertion`}},
+		{"two steps", "server: testserver\ntests: [{id: a, call: b, read: c}]", nil, []string{"more than one step: call, read"}},
+		{"no step", "server: testserver\ntests: [{id: a}]", nil, []string{"has no step"}},
+		{"type mismatch", "server: testserver\ntests: [{id: a, type: read, tool: b}]", nil, []string{`type "read" does not match step key "tool"`}},
+		{"with on prompt", "server: testserver\ntests: [{id: a, prompt: p, with: {}}]", nil, []string{`"with" is only used with a tool step`}},
+		{"bad list", "server: testserver\ntests: [{id: a, list: tool}]", nil, []string{`cannot list "tool"`, `did you mean "tools"?`}},
+		{"unknown server", "servers: {a: testserver, b: testserver}\ntests: [{id: a, call: b, server: c}]", nil, []string{`server "c" is not defined`}},
+		{"ambiguous server", "servers: {a: testserver, b: testserver}\ntests: [{id: a, call: b}]", nil, []string{"names no server and the collection has several"}},
+		{"stdio without command", "server: {transport: stdio}\ntests: [{id: a, call: b}]", nil, []string{"a stdio server needs a command"}},
+		{"http without url", "server: {transport: http}\ntests: [{id: a, call: b}]", nil, []string{"a http server needs a url"}},
+		{"unknown transport", "server: {transport: grpc, url: x}\ntests: [{id: a, call: b}]", nil, []string{`unknown transport "grpc"`}},
+		{"unterminated quote", "server: 'node \"x'\ntests: [{id: a, call: b}]", nil, []string{"unterminated"}},
+		{"too deep", "server: testserver\ntests: [{id: a, call: b, with: {a: {b: {c: {d: {e: {f: {g: {h: {i: {j: {k: 1}}}}}}}}}}}}]", nil, []string{"nests deeper than 10 levels"}},
+		{"too many tests", "server: testserver\ntests: [{id: a, call: b}, {id: c, call: d}, {id: e, call: f}]", &LoadOptions{MaxTests: 2}, []string{"too many tests: 3 (the limit is 2)"}},
+		{"too large", "server: testserver\ntests: [{id: a, call: b}]\n# " + strings.Repeat("x", 200), &LoadOptions{MaxFileSize: 100}, []string{"larger than 100 bytes"}},
+		{"nan", "server: testserver\ntests: [{id: a, call: b, with: {x: .nan}}]", nil, []string{"not a finite number"}},
+		{"reserved block validated", "server: testserver\ntests: [{id: a, call: b}]\nload: {duration: 10s, concurent: 5}", nil, []string{`unknown key "concurent" in load (did you mean "concurrent"?)`}},
+		{"load mix unknown test", "server: testserver\ntests: [{id: a, call: b}]\nload: {mix: [{test: z}]}", nil, []string{`load.mix: unknown test "z"`}},
+		{"deadlock needs tool", "server: testserver\ndeadlock: {concurrent: 5}", nil, []string{"deadlock needs a tool"}},
+		{"schemaVersion", "schemaVersion: \"2.0\"\nserver: testserver\ntests: [{id: a, call: b}]", nil, []string{`unsupported schemaVersion "2.0"`}},
+		{"unquoted schemaVersion", "schemaVersion: 1.0\nserver: testserver\ntests: [{id: a, call: b}]", nil, []string{`schemaVersion must be a string, got float 1.0 (quote it: "1.0")`}},
+		{"extract bad path", "server: testserver\ntests: [{id: a, call: b, extract: [{name: x, path: name}]}]", nil, []string{`must start with "$"`}},
+		{"shorthand with two keys", "server: testserver\ntests: [{id: a, call: b, expect: [{exists: $.a, equals: {path: $.b, value: 1}}]}]", nil, []string{"exactly one key"}},
+		{"shorthand scalar for mapping-only type", "server: testserver\ntests: [{id: a, call: b, expect: [{equals: 5}]}]", nil, []string{"equals takes a mapping"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse("x.yaml", []byte(tc.doc), tc.opts)
+			if c != nil {
+				t.Fatalf("loaded a collection, want errors %q", tc.want)
+			}
+			wantErrors(t, err, tc.want...)
+		})
+	}
+}
+
+func TestLoadAllFailsWhole(t *testing.T) {
+	dir := t.TempDir()
+	good := "server: testserver\ntests: [{id: a, call: echo}]\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.yml"), []byte("tests: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("ignored"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := LoadAll([]string{dir}, nil)
+	if cs != nil {
+		t.Fatalf("LoadAll returned %d collections despite a broken file", len(cs))
+	}
+	wantErrors(t, err, "b.yml:", "YAML syntax error")
+	if err := os.Remove(filepath.Join(dir, "b.yml")); err != nil {
+		t.Fatal(err)
+	}
+	cs, err = LoadAll([]string{dir}, nil)
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("LoadAll = %d, %v", len(cs), err)
+	}
+	if _, err := LoadAll([]string{filepath.Join(dir, "missing.yaml")}, nil); err == nil || errors.Is(err, ErrInvalid) {
+		t.Errorf("missing file: err = %v, want an I/O error", err)
+	}
+}
+
+func TestSteps(t *testing.T) {
+	doc := `
+servers:
+  ref: testserver --hang-first-call
+  web: {url: "http://127.0.0.1:8080/mcp", headers: {Authorization: "Bearer s3cr3t-token"}}
+  sock: ws://127.0.0.1:9/ws
+  old: {transport: sse, url: "http://127.0.0.1:8080/sse"}
+  raw: tcp://127.0.0.1:7000
+  cmd: {command: "python -m 'my server'", cwd: srv}
+defaults: {server: ref, retries: 1, tags: [all]}
+tests:
+  - {id: t, call: add, with: {a: 1, b: 2.5}, server: web}
+  - {id: r, read: "mcptest://static/hello.txt"}
+  - {id: p, prompt: greet, arguments: {name: Ada, n: 3}}
+  - {id: l, list: templates}
+  - {id: c, complete: {ref: {type: resource, uri: "mcptest://items/{id}"}, argument: {name: id, value: "4"}}}
+  - {id: q, request: {method: tools/call, params: {name: echo}, notification: false}, skip: not today}
+  - {id: n, type: request, request: {method: notifications/roots/list_changed, notification: true}, skip: true}
+`
+	c, err := Parse("steps.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, tt := range c.Tests {
+		got[tt.ID] = tt.Step
+	}
+	want := map[string]any{
+		"t": &ToolCall{Tool: "add", Input: map[string]any{"a": int64(1), "b": 2.5}},
+		"r": &ReadResource{URI: "mcptest://static/hello.txt"},
+		"p": &GetPrompt{Name: "greet", Arguments: map[string]string{"name": "Ada", "n": "3"}},
+		"l": &List{What: "templates"},
+		"c": &Complete{RefType: "ref/resource", RefName: "mcptest://items/{id}", ArgName: "id", ArgValue: "4"},
+		"q": &Request{Method: "tools/call", Params: map[string]any{"name": "echo"}},
+		"n": &Request{Method: "notifications/roots/list_changed", Notification: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if c.Test("l").Step.(*List).ListMethod() != "resources/templates/list" {
+		t.Error("templates list method")
+	}
+	if tt := c.Test("t"); tt.Server != "web" || tt.Retries != 1 || !cmp.Equal(tt.Tags, []string{"all"}) || tt.Kind() != assert.KindTool {
+		t.Errorf("t = %+v", tt)
+	}
+	if c.Test("r").Server != "ref" || c.Test("q").Skip != "not today" || c.Test("n").Skip == "" {
+		t.Error("defaults or skip not applied")
+	}
+	servers := map[string][2]string{}
+	for name, s := range c.Servers {
+		servers[name] = [2]string{s.Transport, s.Command + s.URL + strings.Join(s.Args, ",")}
+	}
+	wantServers := map[string][2]string{
+		"ref":  {TransportTestServer, "--hang-first-call"},
+		"web":  {TransportHTTP, "http://127.0.0.1:8080/mcp"},
+		"sock": {TransportWS, "ws://127.0.0.1:9/ws"},
+		"old":  {TransportSSE, "http://127.0.0.1:8080/sse"},
+		"raw":  {TransportTCP, "tcp://127.0.0.1:7000"},
+		"cmd":  {TransportStdio, "python-m,my server"},
+	}
+	if diff := cmp.Diff(wantServers, servers); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	if got := c.Masker.Mask("auth: Bearer s3cr3t-token"); got != "auth: ***" {
+		t.Errorf("header secret not masked: %q", got)
+	}
+}
+
+func TestVars(t *testing.T) {
+	doc := `
+server: testserver
+variables: {level: defaults, count: 3, only: d, apiKey: "k-123456"}
+environments:
+  dev: {variables: {level: env, fromEnv: e}}
+defaultEnvironment: dev
+tests:
+  - id: a
+    call: echo
+    with: {text: "{{level}}", n: "{{count}}", s: "n={{count}}", tok: "{{secret.TOKEN}}", h: "{{env.HOME}}", lit: "\\{{x}}"}
+    extract: [{name: level, path: $.x}]
+  - id: b
+    call: echo
+    with: {text: "{{level}} {{only}} {{fromEnv}} {{file}} {{cli}}"}
+`
+	opts := &LoadOptions{
+		LookupEnv: env(map[string]string{"TOKEN": "tok-abcdef", "HOME": "/home/u"}),
+		EnvFile:   map[string]string{"level": "file", "file": "f"},
+		Vars:      map[string]string{"level": "cli", "cli": "c"},
+	}
+	c, err := Parse("v.yaml", []byte(doc), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Test("b").Requires; !cmp.Equal(got, []string{"a"}) {
+		t.Errorf("b requires %v, want [a] (it uses level, which a extracts)", got)
+	}
+	v := c.Vars()
+	in, err := v.ExpandMap(c.Test("a").Step.(*ToolCall).Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"text": "cli", "n": int64(3), "s": "n=3", "tok": "tok-abcdef", "h": "/home/u", "lit": "{{x}}"}
+	if diff := cmp.Diff(want, in); diff != "" {
+		t.Errorf("expanded (-want +got):\n%s", diff)
+	}
+	v.Set("level", "extracted")
+	s, err := v.ExpandString(c.Test("b").Step.(*ToolCall).Input["text"].(string))
+	if err != nil || s != "extracted d e f c" {
+		t.Errorf("precedence: %q, %v", s, err)
+	}
+	if c.Vars().Values()["level"] != "cli" {
+		t.Error("Set leaked into the collection's base scope")
+	}
+	v.Set("sessionToken", "zzzz-9999")
+	masked := v.Masker().Mask("tok-abcdef k-123456 zzzz-9999 /home/u")
+	if masked != "*** *** *** /home/u" {
+		t.Errorf("masked = %q", masked)
+	}
+	if _, err := v.ExpandString("{{nope}}"); !errors.As(err, new(*UndefinedError)) {
+		t.Errorf("undefined: %v", err)
+	}
+	// A checker expands templated expectations through Vars.
+	spec := &assert.Spec{Type: "equals", Path: "$.t", Value: "{{level}}", Keys: []string{"type", "path", "value"}}
+	chk, err := assert.Builtins().Compile(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := assert.NewSubject(assert.KindTool, []byte(`{"t":"extracted"}`))
+	sub.Vars = v
+	if f := chk.Check(context.Background(), sub); f != nil {
+		t.Errorf("templated equals: %+v", f)
+	}
+}
+
+func TestMasker(t *testing.T) {
+	m := NewMasker()
+	m.Add("abc") // too short: ignored
+	m.Add("secret")
+	m.Add("secret-longer")
+	if got := m.Mask("abc secret secret-longer"); got != "abc *** ***" {
+		t.Errorf("Mask = %q", got)
+	}
+	for name, want := range map[string]bool{"API_KEY": true, "apiToken": true, "Password": true, "client_secret": true, "user": false, "count": false} {
+		if IsSecretName(name) != want {
+			t.Errorf("IsSecretName(%q) = %v", name, !want)
+		}
+	}
+}
+
+func TestReservedBlocks(t *testing.T) {
+	doc := `
+server: testserver
+tests: [{id: add, call: add, with: {a: 1, b: 2}}]
+load:
+  scenario: spike
+  duration: 60s
+  concurrent: 50
+  rate: 200
+  warmup: 5s
+  spike: {baselineConcurrent: 5, spikeConcurrent: 50, baselineDuration: 10s, spikeAt: 30s, spikeDuration: 5s}
+  mix: [{test: add, weight: 2}]
+  toolCalls: [{tool: echo, input: {text: hi}, weight: 0.3}]
+  thresholds: {p50: 100ms, p99: 500ms, errorRate: 0.01, hangTimeout: 5s, memoryGrowthMb: 50}
+deadlock: {tool: add, concurrent: 20, hangThreshold: 5s, gracePeriod: 10s}
+race: {tool: echo, input: {text: x}, concurrent: 8, ignore: [$.meta]}
+fuzz: {iterations: 50, seed: 7, payloads: [giant]}
+probe: {checks: [missing-fields], timeout: 2s}
+`
+	c, err := Parse("r.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Load.Scenario != "spike" || c.Load.Rate != 200 || c.Load.Spike.SpikeAt != 30*time.Second ||
+		c.Load.Mix[0].Weight != 2 || c.Load.ToolCalls[0].Input["text"] != "hi" || c.Load.Thresholds.P99 != 500*time.Millisecond {
+		t.Errorf("load = %+v", c.Load)
+	}
+	if c.Deadlock.HangThreshold != 5*time.Second || c.Race.Concurrent != 8 || c.Fuzz.Seed != 7 || c.Probe.Timeout != 2*time.Second {
+		t.Errorf("blocks: %+v %+v %+v %+v", c.Deadlock, c.Race, c.Fuzz, c.Probe)
+	}
+}
+
+func TestExamplesLoad(t *testing.T) {
+	cs, err := LoadAll([]string{"../examples"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) < 3 {
+		t.Fatalf("examples: %d collections", len(cs))
+	}
+	l, err := NewLoader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		data, err := os.ReadFile(c.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &decoder{file: c.File}
+		var root = mustNode(t, data)
+		l.validateSchema(d, root)
+		if len(d.errs) > 0 {
+			t.Errorf("%s does not validate against the schema:\n%v", c.File, d.errs)
+		}
+	}
+}

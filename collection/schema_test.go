@@ -1,0 +1,179 @@
+package collection
+
+import (
+	"encoding/json"
+	"sort"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpspec/mcpspec/assert"
+	"github.com/mcpspec/mcpspec/schema"
+)
+
+// mustNode parses YAML into its root content node.
+func mustNode(t testing.TB, data []byte) *yaml.Node {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Content[0]
+}
+
+// schemaErrors validates a document against the JSON Schema only.
+func schemaErrors(t *testing.T, l *Loader, doc string) ErrorList {
+	t.Helper()
+	d := &decoder{file: "x.yaml"}
+	l.validateSchema(d, mustNode(t, []byte(doc)))
+	return d.errs
+}
+
+// TestSchemaAndModelAgree feeds the same documents to the JSON Schema and to the loader:
+// each valid one must pass both, each invalid one must be rejected by both.
+func TestSchemaAndModelAgree(t *testing.T) {
+	l, err := NewLoader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := []string{
+		"server: testserver\ntests: [{name: a, call: echo, with: {text: hi}, expect: [{exists: $.content}]}]",
+		"server: {command: npx, args: [x]}\ntests: [{id: a, type: tool, tool: t, input: {}, assertions: [{type: schema}, {type: latency, maxMs: 5}]}]",
+		"server: testserver\ntests: [{id: a, read: u, expect: [{mimeType: text/plain}, {contains: hi}, {matches: h.}, {isError: false}]}]",
+		"server: testserver\ntests: [{id: a, call: x, expect: [{schema: {type: object}}, {schema: output}, {latency: 100}, {snapshot: s1}, {expr: 'isError == false'}]}]",
+		"server: testserver\ntests: [{id: a, call: x, expect: [{type: {path: $.a, expected: integer}}, {length: {path: $.a, operator: gt, value: 0}}]}]",
+		"server: testserver\ntests: [{id: a, call: x, expectError: {code: -32602, message: bad}}]",
+		"servers: {a: testserver}\nload: {duration: 1m, mix: [{test: a, weight: 1}]}\ntests: [{id: a, call: x}]",
+	}
+	invalid := []string{
+		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                   // unknown key
+		"server: testserver\ntests: [{name: a, call: echo, retries: 11}]",                                    // out of range
+		"server: testserver\ntests: [{name: a, call: echo, timeout: soon}]",                                  // bad duration
+		"server: testserver\ntests: [{name: a, call: echo, read: x}]",                                        // two steps
+		"server: testserver\ntests: [{name: a}]",                                                             // no step
+		"server: testserver\ntests: [{call: echo}]",                                                          // no name or id
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: equals, path: $.a}]}]",            // missing value
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: exists, path: $.a, value: 1}]}]",  // field not for type
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: nope}]}]",                         // unknown type
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: {path: $.a, expected: float}}]}]", // bad json type
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{latency: {maxMs: 1, max: 1s}}]}]",       // both bounds
+		"server: testserver\ntests: [{name: a, list: tool}]",                                                 // bad list kind
+		"server: {transport: grpc, url: x}\ntests: [{name: a, call: b}]",                                     // bad transport
+		"tests: [{name: a, call: b}]",                                                                        // no server
+		"schemaVersion: \"2\"\nserver: testserver\ntests: [{name: a, call: b}]",                              // bad version
+		"server: testserver\ntests: []",                                                                      // empty tests
+		"server: testserver\ntests: [{name: a, call: b, extract: [{name: x}]}]",                              // extract without path
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {rate: -1}",                                  // reserved block range
+		"server: testserver\ntests: [{name: a, call: b}]\ndeadlock: {concurrent: 2}",                         // deadlock without tool
+		"server: testserver\ntests: [{name: a, complete: {ref: {type: tool}, argument: {name: x}}}]",         // bad ref type
+	}
+	for _, doc := range valid {
+		if errs := schemaErrors(t, l, doc); len(errs) > 0 {
+			t.Errorf("schema rejects a valid document:\n%s\n%v", doc, errs)
+		}
+		if _, err := l.Parse("x.yaml", []byte(doc)); err != nil {
+			t.Errorf("loader rejects a valid document:\n%s\n%v", doc, err)
+		}
+	}
+	for _, doc := range invalid {
+		if errs := schemaErrors(t, l, doc); len(errs) == 0 {
+			t.Errorf("schema accepts an invalid document:\n%s", doc)
+		}
+		if _, err := l.Parse("x.yaml", []byte(doc)); err == nil {
+			t.Errorf("loader accepts an invalid document:\n%s", doc)
+		}
+	}
+}
+
+// TestSchemaPositions checks that schema violations are reported at the offending node.
+func TestSchemaPositions(t *testing.T) {
+	l, err := NewLoader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := schemaErrors(t, l, "server: testserver\ntests:\n  - name: a\n    call: echo\n    retries: 11\n")
+	if len(errs) == 0 || errs[0].Pos.Line != 5 || errs[0].Pos.Column != 14 {
+		t.Errorf("errors = %v, want one at 5:14", errs)
+	}
+	errs = schemaErrors(t, l, "server: testserver\ntests:\n  - name: a\n    call: echo\n    bogus: 1\n")
+	if len(errs) == 0 || errs[0].Pos.Line != 5 || errs[0].Pos.Column != 5 {
+		t.Errorf("errors = %v, want one at the key 5:5", errs)
+	}
+}
+
+// TestSchemaAssertionsMatchRegistry keeps the schema's assertion types and fields in step with
+// assert.Builtins().
+func TestSchemaAssertionsMatchRegistry(t *testing.T) {
+	var doc struct {
+		Defs struct {
+			Assertion struct {
+				AnyOf []struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+					Required   []string                   `json:"required"`
+				} `json:"anyOf"`
+			} `json:"assertion"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal([]byte(schema.CollectionV1()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	long := map[string][]string{}
+	short := map[string]bool{}
+	for _, form := range doc.Defs.Assertion.AnyOf {
+		typ, ok := form.Properties["type"]
+		if !ok {
+			for k := range form.Properties {
+				short[k] = true
+			}
+			continue
+		}
+		var e struct {
+			Enum []string `json:"enum"`
+		}
+		if err := json.Unmarshal(typ, &e); err != nil || len(e.Enum) == 0 {
+			short["type"] = true // the shorthand of the "type" assertion
+			continue
+		}
+		var fields []string
+		for k := range form.Properties {
+			if k != "type" {
+				fields = append(fields, k)
+			}
+		}
+		sort.Strings(fields)
+		for _, n := range e.Enum {
+			long[n] = fields
+		}
+	}
+	reg := assert.Builtins()
+	for _, name := range reg.Names() {
+		b, _ := reg.Lookup(name)
+		want := append([]string(nil), b.Fields...)
+		sort.Strings(want)
+		got, ok := long[name]
+		if !ok {
+			t.Errorf("schema lacks the long form of %q", name)
+		} else if !equalStrings(got, want) {
+			t.Errorf("schema fields of %q = %v, registry %v", name, got, want)
+		}
+		if !short[name] {
+			t.Errorf("schema lacks the shorthand of %q", name)
+		}
+		delete(long, name)
+	}
+	for name := range long {
+		t.Errorf("schema has assertion type %q the registry does not know", name)
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
