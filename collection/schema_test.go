@@ -46,7 +46,7 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"servers: {a: testserver}\nload: {duration: 1m, mix: [{test: a, weight: 1}]}\ntests: [{id: a, call: x}]",
 	}
 	invalid := []string{
-		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                   // unknown key
+		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                    // unknown key
 		"server: testserver\ntests: [{name: a, call: echo, retries: 11}]",                                    // out of range
 		"server: testserver\ntests: [{name: a, call: echo, timeout: soon}]",                                  // bad duration
 		"server: testserver\ntests: [{name: a, call: echo, read: x}]",                                        // two steps

@@ -351,9 +351,6 @@ func (d *decoder) decodeExpectError(n *yaml.Node, what string) *ExpectError {
 	return e
 }
 
-// specKeys are every key an assertion spec may have.
-var specKeys = []string{"type", "path", "value", "pattern", "expected", "operator", "maxMs", "max", "schema", "expr", "name"}
-
 // decodeAssertions reads a list of assertions in either form and compiles them.
 func (d *decoder) decodeAssertions(n *yaml.Node, t *Test, what string) []*Assertion {
 	if n.Kind != yaml.SequenceNode {
