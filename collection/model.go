@@ -238,30 +238,40 @@ type Request struct {
 }
 
 // Kind implements [Step].
-func (*ToolCall) Kind() string     { return assert.KindTool }
+func (*ToolCall) Kind() string { return assert.KindTool }
+
 // Kind implements [Step].
 func (*ReadResource) Kind() string { return assert.KindRead }
+
 // Kind implements [Step].
-func (*GetPrompt) Kind() string    { return assert.KindPrompt }
+func (*GetPrompt) Kind() string { return assert.KindPrompt }
+
 // Kind implements [Step].
-func (*List) Kind() string         { return assert.KindList }
+func (*List) Kind() string { return assert.KindList }
+
 // Kind implements [Step].
-func (*Complete) Kind() string     { return assert.KindComplete }
+func (*Complete) Kind() string { return assert.KindComplete }
+
 // Kind implements [Step].
-func (*Request) Kind() string      { return assert.KindRequest }
+func (*Request) Kind() string { return assert.KindRequest }
 
 // Target implements [Step].
-func (s *ToolCall) Target() string     { return s.Tool }
+func (s *ToolCall) Target() string { return s.Tool }
+
 // Target implements [Step].
 func (s *ReadResource) Target() string { return s.URI }
+
 // Target implements [Step].
-func (s *GetPrompt) Target() string    { return s.Name }
+func (s *GetPrompt) Target() string { return s.Name }
+
 // Target implements [Step].
-func (s *List) Target() string         { return s.What }
+func (s *List) Target() string { return s.What }
+
 // Target implements [Step].
-func (s *Complete) Target() string     { return s.RefName }
+func (s *Complete) Target() string { return s.RefName }
+
 // Target implements [Step].
-func (s *Request) Target() string      { return s.Method }
+func (s *Request) Target() string { return s.Method }
 
 func (*ToolCall) step()     {}
 func (*ReadResource) step() {}
