@@ -158,25 +158,51 @@ type waitSpec struct {
 	noHang bool
 	// noCancel suppresses notifications/cancelled (initialize, the discover probe).
 	noCancel bool
-	// alwaysCancel sends notifications/cancelled in every era (subscriptions/listen).
-	alwaysCancel bool
 }
+
+// limits are one attempt's deadlines.
+type limits struct {
+	// deadline is the request timeout or ctx's deadline, whichever comes first.
+	deadline time.Time
+	// hangAt and hangEnd are the hang threshold and threshold+grace; zero when the hang
+	// detector is off.
+	hangAt, hangEnd time.Time
+}
+
+func (s *Session) limitsFor(ctx context.Context, sent time.Time, w *waitSpec) limits {
+	l := limits{deadline: sent.Add(w.timeout)}
+	if d, ok := ctx.Deadline(); ok && d.Before(l.deadline) {
+		l.deadline = d
+	}
+	if s.opts.HangThreshold > 0 && !w.noHang {
+		l.hangAt = sent.Add(s.opts.HangThreshold)
+		l.hangEnd = l.hangAt.Add(s.opts.HangGrace)
+	}
+	return l
+}
+
+// sendDeadline bounds conn.Send (HTTP blocks until the status arrives): the earlier of the
+// deadline and the end of the hang grace, with the category its passing means.
+func (l limits) sendDeadline() (time.Time, Category) {
+	if !l.hangEnd.IsZero() && l.hangEnd.Before(l.deadline) {
+		return l.hangEnd, Deadlock
+	}
+	return l.deadline, Timeout
+}
+
+// hungAt reports whether an answer at t came after the hang threshold.
+func (l limits) hungAt(t time.Time) bool { return !l.hangAt.IsZero() && t.After(l.hangAt) }
 
 // await waits for c's outcome. It returns the result or a classified failure; a Hang failure
 // comes with the late result as well.
-func (s *Session) await(ctx context.Context, c *call, w *waitSpec) (json.RawMessage, time.Time, *Error) {
-	deadline := c.sent.Add(w.timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	timer := getTimer(time.Until(deadline))
+func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l limits) (json.RawMessage, time.Time, *Error) {
+	timer := getTimer(time.Until(l.deadline))
 	defer putTimer(timer)
 
 	var hangC <-chan time.Time
 	var hangT *time.Timer
-	threshold := s.opts.HangThreshold
-	if threshold > 0 && !w.noHang {
-		hangT = getTimer(time.Until(c.sent.Add(threshold)))
+	if !l.hangAt.IsZero() {
+		hangT = getTimer(time.Until(l.hangAt))
 		defer putTimer(hangT)
 		hangC = hangT.C
 	}
@@ -185,7 +211,7 @@ func (s *Session) await(ctx context.Context, c *call, w *waitSpec) (json.RawMess
 		var why Category
 		select {
 		case <-c.done:
-			return s.outcome(c, w, hung)
+			return s.outcome(c, w, hung || l.hungAt(c.at))
 		case <-ctx.Done():
 			why = Cancelled
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -196,7 +222,7 @@ func (s *Session) await(ctx context.Context, c *call, w *waitSpec) (json.RawMess
 		case <-hangC:
 			if !hung {
 				hung = true
-				hangT.Reset(time.Until(c.sent.Add(threshold + s.opts.HangGrace)))
+				hangT.Reset(time.Until(l.hangEnd))
 				continue
 			}
 			why = Deadlock
@@ -204,7 +230,7 @@ func (s *Session) await(ctx context.Context, c *call, w *waitSpec) (json.RawMess
 		owned, blame := s.take(c, why)
 		if !owned {
 			<-c.done
-			return s.outcome(c, w, hung)
+			return s.outcome(c, w, hung || l.hungAt(c.at))
 		}
 		return nil, time.Time{}, s.giveUp(ctx, c, w, why, blame)
 	}
@@ -257,10 +283,33 @@ func (s *Session) giveUp(ctx context.Context, c *call, w *waitSpec, why Category
 		e.Category, e.Frame, e.Err = blame.category, blame.frame, blame.err
 		e.Message = "no routable response; the server sent an unroutable frame during the call: " + blame.message
 	}
-	if !w.noCancel && (w.alwaysCancel || s.Era() == EraLegacy) {
-		s.sendCancelled(ctx, c.id, e.Message)
+	if !w.noCancel {
+		s.cancelAtServer(ctx, c.id, e.Message)
 	}
 	return e
+}
+
+// RequestCanceller is implemented by connections that can abandon one request themselves, as
+// Streamable HTTP does in the stateless era by closing the request's response stream.
+// CancelRequest reports whether it did; when it did not, the session sends
+// notifications/cancelled instead.
+type RequestCanceller interface {
+	CancelRequest(id int64) bool
+}
+
+// cancelAtServer tells the server the client gave up on request id: notifications/cancelled
+// in the legacy era, and in the stateless era unless the connection cancels the request itself
+// (stream transports use the notification in every era).
+func (s *Session) cancelAtServer(ctx context.Context, id int64, reason string) {
+	switch s.Era() {
+	case EraLegacy:
+		s.sendCancelled(ctx, id, reason)
+	case EraStateless:
+		if rc, ok := s.conn.(RequestCanceller); ok && rc.CancelRequest(id) {
+			return
+		}
+		s.sendCancelled(ctx, id, reason)
+	}
 }
 
 // sendCancelled sends notifications/cancelled for id, bounded to one second.
@@ -297,21 +346,49 @@ func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *wait
 		s.opts.OnFrame(Sent, transport.Frame{Data: frame, At: time.Now()})
 	}
 	c.sent = time.Now()
-	if err := s.conn.Send(ctx, frame); err != nil {
-		if owned, _ := s.take(c, ""); !owned {
+	l := s.limitsFor(ctx, c.sent, w)
+	sendBy, sendWhy := l.sendDeadline()
+	sctx := newSendCtx(ctx, sendBy)
+	err := s.conn.Send(sctx, frame)
+	var ended error
+	if err != nil {
+		ended = sctx.Err()
+	}
+	sctx.release()
+	var res json.RawMessage
+	var at time.Time
+	var e *Error
+	if err == nil {
+		res, at, e = s.await(ctx, c, w, l)
+	} else {
+		// The send failed: past its deadline or cancelled (HTTP), or the connection failed.
+		var why Category
+		if ended != nil {
+			switch {
+			case errors.Is(ctx.Err(), context.Canceled):
+				why = Cancelled
+			case ctx.Err() != nil:
+				why = Timeout
+			default:
+				why = sendWhy
+			}
+		}
+		owned, blame := s.take(c, why)
+		switch {
+		case !owned:
 			// A response (or the connection's end) beat the send error; take that outcome.
 			<-c.done
-			res, at, e := s.outcome(c, w, false)
-			t := Timing{Sent: c.sent, Received: at, Latency: at.Sub(c.sent)}
-			putCall(c)
-			return res, t, e
+			res, at, e = s.outcome(c, w, l.hungAt(c.at))
+		case why != "":
+			e = s.giveUp(ctx, c, w, why, blame)
+			if e.Err == nil {
+				e.Err = err
+			}
+		default:
+			e = s.classifySend(err)
+			e.Method, e.ID, e.Elapsed = w.method, id, time.Since(c.sent)
 		}
-		e := s.classifySend(err)
-		e.Method, e.ID, e.Elapsed = w.method, id, time.Since(c.sent)
-		putCall(c)
-		return nil, Timing{}, e
 	}
-	res, at, e := s.await(ctx, c, w)
 	t := Timing{Sent: c.sent}
 	if !at.IsZero() {
 		t.Received, t.Latency = at, at.Sub(c.sent)

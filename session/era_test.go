@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -340,7 +341,7 @@ func TestHTTPStatusErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, d := newFake(t, nil)
 			s := open(t, d, nil)
-			f.end.SetSendHook(func(frame []byte) error {
+			f.end.SetSendHook(func(_ context.Context, frame []byte) error {
 				if bytes.Contains(frame, []byte(`"tools/call"`)) {
 					return tc.st
 				}
@@ -360,7 +361,7 @@ func TestSessionGoneReinitializes(t *testing.T) {
 	s := open(t, d, nil)
 	f.end.SetSessionID("s1")
 	failed := false
-	f.end.SetSendHook(func(frame []byte) error {
+	f.end.SetSendHook(func(_ context.Context, frame []byte) error {
 		if bytes.Contains(frame, []byte(`"tools/call"`)) && !failed {
 			failed = true
 			return &transport.StatusError{Status: 404, SessionID: "s1"}
@@ -390,7 +391,7 @@ func (d fallbackDialer) Fallback() transport.Dialer                       { retu
 
 func TestHTTPFallbackToLegacySSE(t *testing.T) {
 	c, end := pipe.New()
-	end.SetSendHook(func([]byte) error { return &transport.StatusError{Status: 405} })
+	end.SetSendHook(func(context.Context, []byte) error { return &transport.StatusError{Status: 405} })
 	defer end.Close()
 	f, d2 := newFake(t, nil)
 	s := open(t, fallbackDialer{first: connDialer{c}, fallback: d2}, nil)
@@ -462,5 +463,108 @@ func TestPingAndSetLevelPerEra(t *testing.T) {
 	}
 	if err := s.SetLogLevel(context.Background(), "debug"); !errors.Is(err, ErrNotInEra) {
 		t.Errorf("SetLogLevel: %v", err)
+	}
+}
+
+// TestBlockingSend covers transports whose Send returns only once the answer is known (HTTP
+// with a JSON response): the call's deadlines must bound Send itself.
+func TestBlockingSend(t *testing.T) {
+	blockUntilDone := func(ctx context.Context, frame []byte) error {
+		if bytes.Contains(frame, []byte(`"tools/call"`)) {
+			<-ctx.Done()
+			return fmt.Errorf("POST: %w", ctx.Err())
+		}
+		return nil
+	}
+	slowThenDeliver := func(_ context.Context, frame []byte) error {
+		if bytes.Contains(frame, []byte(`"tools/call"`)) {
+			time.Sleep(80 * time.Millisecond) // the server works while the POST is open
+		}
+		return nil
+	}
+	cases := []struct {
+		name   string
+		opts   Options
+		hook   func(context.Context, []byte) error
+		want   Category
+		cancel bool // notifications/cancelled expected
+	}{
+		{"timeout bounds Send", Options{RequestTimeout: 50 * time.Millisecond}, blockUntilDone, Timeout, true},
+		{"deadlock bounds Send", Options{HangThreshold: 20 * time.Millisecond, HangGrace: 30 * time.Millisecond}, blockUntilDone, Deadlock, true},
+		{"late answer through Send is a hang", Options{HangThreshold: 30 * time.Millisecond, HangGrace: time.Second}, slowThenDeliver, Hang, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, d := newFake(t, nil)
+			o := tc.opts
+			s := open(t, d, &o)
+			f.end.SetSendHook(tc.hook)
+			start := time.Now()
+			_, err := s.CallTool(context.Background(), "x", nil, nil)
+			var e *Error
+			if !errors.As(err, &e) || e.Category != tc.want {
+				t.Fatalf("err %v, want %s", err, tc.want)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("returned after %v", took)
+			}
+			if tc.cancel {
+				checkCancelledSent(t, e, s, f)
+			}
+			if tc.want == Hang && (e.Response == nil || e.Response.Timing.Latency < 80*time.Millisecond) {
+				t.Errorf("hang without the late response: %+v", e.Response)
+			}
+		})
+	}
+}
+
+// cancellerConn cancels requests itself, as Streamable HTTP does in the stateless era.
+type cancellerConn struct {
+	transport.Conn
+	mu  sync.Mutex // guards ids
+	ids []int64
+}
+
+func (c *cancellerConn) CancelRequest(id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ids = append(c.ids, id)
+	return true
+}
+
+func TestStatelessCancellation(t *testing.T) {
+	for _, withCanceller := range []bool{false, true} {
+		t.Run(fmt.Sprintf("canceller=%v", withCanceller), func(t *testing.T) {
+			f, d := newFake(t, func(f *fake, m msg) {
+				f.stateless = true
+				if m.Method != "tools/call" {
+					f.defaults(m)
+				}
+			})
+			cc := &cancellerConn{}
+			if withCanceller {
+				conn, _ := d.Dial(context.Background())
+				cc.Conn = conn
+				d = connDialer{cc}
+			}
+			s := open(t, d, &Options{RequestTimeout: 40 * time.Millisecond})
+			_, err := s.CallTool(context.Background(), "never", nil, nil)
+			var e *Error
+			if !errors.As(err, &e) || e.Category != Timeout {
+				t.Fatalf("err %v", err)
+			}
+			if !withCanceller {
+				checkCancelledSent(t, e, s, f)
+				return
+			}
+			cc.mu.Lock()
+			defer cc.mu.Unlock()
+			if len(cc.ids) != 1 || cc.ids[0] != e.ID {
+				t.Errorf("CancelRequest ids %v, want [%d]", cc.ids, e.ID)
+			}
+			if n := len(f.received("notifications/cancelled")); n != 0 {
+				t.Errorf("%d notifications/cancelled sent although the connection cancelled", n)
+			}
+		})
 	}
 }

@@ -96,6 +96,11 @@ func (s *Session) handshake(ctx context.Context) error {
 			e.Hint = joinHint(e.Hint, "the connection ended on server/discover (era detection): pin a legacy version, e.g. --protocol-version "+Version20251125+", to skip it")
 			return e
 		}
+		if e.Code == -32020 || e.Code == -32021 {
+			// Header mismatch or missing capability: only a stateless-era server says that.
+			s.setStateless(v, nil)
+			return nil
+		}
 		if e.Code != -32022 {
 			break // any other error or no answer: a legacy server
 		}
@@ -112,7 +117,15 @@ func (s *Session) handshake(ctx context.Context) error {
 		}
 		break
 	}
+	s.tellVersion("") // initialize goes without a version header
 	return s.initialize(ctx, legacy)
+}
+
+// tellVersion passes v to a connection that carries the version outside the frames.
+func (s *Session) tellVersion(v string) {
+	if vc, ok := s.conn.(transport.Versioned); ok {
+		vc.SetProtocolVersion(v)
+	}
 }
 
 // discoverResult is the result of server/discover.
@@ -126,8 +139,10 @@ type discoverResult struct {
 	} `json:"_meta"`
 }
 
-// discover sends server/discover for version v with the given timeout.
+// discover sends server/discover for version v with the given timeout. HTTP carries the
+// version in a header too, so the connection learns v first.
 func (s *Session) discover(ctx context.Context, v string, timeout time.Duration) (*discoverResult, *Error) {
+	s.tellVersion(v)
 	params := []byte(`{"_meta":{`)
 	params = append(params, s.metaFor(v)...)
 	params = append(params, "}}"...)
@@ -159,9 +174,7 @@ func (s *Session) setStateless(v string, res *discoverResult) {
 	}
 	s.state.Store(&n)
 	s.stateMu.Unlock()
-	if vc, ok := s.conn.(transport.Versioned); ok {
-		vc.SetProtocolVersion(v)
-	}
+	s.tellVersion(v)
 }
 
 // adoptVersion switches to another stateless version listed in a -32022 error's data; it
@@ -221,9 +234,7 @@ func (s *Session) initialize(ctx context.Context, v string) error {
 	s.state.Store(&negotiated{era: EraLegacy, version: res.ProtocolVersion, serverInfo: res.ServerInfo,
 		serverCaps: res.Capabilities, instructions: res.Instructions, gen: old.gen + 1})
 	s.stateMu.Unlock()
-	if vc, ok := s.conn.(transport.Versioned); ok {
-		vc.SetProtocolVersion(res.ProtocolVersion)
-	}
+	s.tellVersion(res.ProtocolVersion)
 	return s.notify(ctx, "notifications/initialized", nil)
 }
 

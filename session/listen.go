@@ -32,7 +32,7 @@ func (s *Session) Listen(ctx context.Context, subs Subscriptions) (*Response, er
 		return nil, fmt.Errorf("subscriptions/listen: %w", err)
 	}
 	resp, e := s.do(ctx, &request{method: "subscriptions/listen", params: params, plain: true,
-		timeout: listenTimeout, noHang: true, alwaysCancel: true})
+		timeout: listenTimeout, noHang: true})
 	if e != nil {
 		if ctx.Err() != nil && (e.Category == Cancelled || e.Category == Timeout) {
 			return nil, nil

@@ -25,8 +25,6 @@ type request struct {
 	timeout  time.Duration
 	noHang   bool
 	noCancel bool
-	// alwaysCancel sends notifications/cancelled when abandoned, in every era.
-	alwaysCancel bool
 	// noMeta skips the stateless `_meta` (initialize, and discover, which brings its own).
 	noMeta bool
 	// noRetry turns off re-initialize and version retries (the handshake's own requests).
@@ -45,7 +43,7 @@ func (s *Session) do(ctx context.Context, r *request) (*Response, *Error) {
 	if timeout <= 0 {
 		timeout = s.opts.RequestTimeout
 	}
-	w := waitSpec{method: r.method, timeout: timeout, noHang: r.noHang, noCancel: r.noCancel, alwaysCancel: r.alwaysCancel}
+	w := waitSpec{method: r.method, timeout: timeout, noHang: r.noHang, noCancel: r.noCancel}
 	for {
 		id := s.nextID.Add(1)
 		attempts++

@@ -33,7 +33,7 @@ type shared struct {
 	mu sync.Mutex // guards the fields below
 	// failErr is what the client's Recv returns once the server end is closed and drained.
 	failErr   error
-	sendHook  func(frame []byte) error
+	sendHook  func(ctx context.Context, frame []byte) error
 	version   string
 	sessionID string
 	resets    int
@@ -77,12 +77,17 @@ func (c *Conn) Send(ctx context.Context, frame []byte) error {
 	hook := s.sendHook
 	s.mu.Unlock()
 	if hook != nil {
-		if err := hook(frame); err != nil {
+		if err := hook(ctx, frame); err != nil {
 			return err
 		}
 	}
 	b := make([]byte, len(frame))
 	copy(b, frame)
+	select {
+	case s.toServer <- b: // room in the queue: ctx is not consulted
+		return nil
+	default:
+	}
 	select {
 	case s.toServer <- b:
 		return nil
@@ -229,10 +234,11 @@ func (e *ServerEnd) Fail(err error) {
 // ClientClosed is closed once the client end called Close.
 func (e *ServerEnd) ClientClosed() <-chan struct{} { return e.s.clientClosed }
 
-// SetSendHook installs fn to run on every client Send before the frame is queued; a non-nil
-// error is returned by Send and the frame is dropped (simulating, say, an HTTP status). A nil
-// fn removes the hook. fn runs on the sending goroutine and must be safe for concurrent use.
-func (e *ServerEnd) SetSendHook(fn func(frame []byte) error) {
+// SetSendHook installs fn to run on every client Send, with Send's ctx, before the frame is
+// queued; a non-nil error is returned by Send and the frame is dropped (simulating, say, an
+// HTTP status, or a Send that blocks until ctx ends). A nil fn removes the hook. fn runs on the
+// sending goroutine and must be safe for concurrent use.
+func (e *ServerEnd) SetSendHook(fn func(ctx context.Context, frame []byte) error) {
 	e.s.mu.Lock()
 	e.s.sendHook = fn
 	e.s.mu.Unlock()

@@ -70,7 +70,7 @@ func TestEndsAndErrors(t *testing.T) {
 func TestSendHookAndSession(t *testing.T) {
 	c, s := New()
 	boom := errors.New("HTTP 404")
-	s.SetSendHook(func([]byte) error { return boom })
+	s.SetSendHook(func(context.Context, []byte) error { return boom })
 	if err := c.Send(context.Background(), []byte("x")); !errors.Is(err, boom) {
 		t.Fatalf("hook: %v", err)
 	}

@@ -1,0 +1,96 @@
+package session
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// sendCtx is the context conn.Send runs under: ctx bounded by the attempt's send deadline.
+// Unlike context.WithDeadline it arms no timer and makes no channel until a transport asks for
+// Done, which stream transports skip when their write queue has room; HTTP transports ask, and
+// get a real deadline that cancels the request.
+type sendCtx struct {
+	parent   context.Context
+	deadline time.Time
+
+	mu         sync.Mutex // guards the fields below
+	done       chan struct{}
+	err        error
+	timer      *time.Timer
+	stopParent func() bool
+}
+
+var _ context.Context = (*sendCtx)(nil)
+
+func newSendCtx(parent context.Context, deadline time.Time) *sendCtx {
+	return &sendCtx{parent: parent, deadline: deadline}
+}
+
+// Deadline is the send deadline (already the earlier of ctx's and the request's).
+func (c *sendCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Value defers to the parent.
+func (c *sendCtx) Value(key any) any { return c.parent.Value(key) }
+
+// Done arms the deadline and the parent's cancellation on first use.
+func (c *sendCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		return c.done
+	}
+	c.done = make(chan struct{})
+	if c.err != nil {
+		close(c.done)
+		return c.done
+	}
+	c.timer = time.AfterFunc(time.Until(c.deadline), func() { c.end(context.DeadlineExceeded) })
+	if c.parent.Done() != nil {
+		c.stopParent = context.AfterFunc(c.parent, func() { c.end(c.parent.Err()) })
+	}
+	return c.done
+}
+
+// Err reports why the context ended, checking the clock and the parent when Done was never armed.
+func (c *sendCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		if err := c.parent.Err(); err != nil {
+			c.endLocked(err)
+		} else if !time.Now().Before(c.deadline) {
+			c.endLocked(context.DeadlineExceeded)
+		}
+	}
+	return c.err
+}
+
+func (c *sendCtx) end(err error) {
+	c.mu.Lock()
+	c.endLocked(err)
+	c.mu.Unlock()
+}
+
+func (c *sendCtx) endLocked(err error) {
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	if c.done != nil {
+		close(c.done)
+	}
+}
+
+// release ends the context once Send returned and frees its timer.
+func (c *sendCtx) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	if c.stopParent != nil {
+		c.stopParent()
+	}
+	c.endLocked(context.Canceled)
+}
