@@ -336,9 +336,7 @@ func exerciseEverything(t *testing.T, ctx context.Context, s *session.Session, l
 
 	// Checked before the timeout below: what a server may send after a cancellation is not
 	// something a well-behaved server is judged on.
-	if f := s.Findings(); len(f) > 0 {
-		t.Errorf("the session reported %d findings against a well-behaved server, first: %+v", len(f), f[0])
-	}
+	checkFindings(t, s, log)
 
 	t.Run("timeout cancels", func(t *testing.T) {
 		_, err := s.CallTool(ctx, "trigger-long-running-operation", map[string]float64{"duration": 20, "steps": 1},

@@ -39,7 +39,9 @@ func TestFilesystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := stdioDialer(t, []string{p.node, p.entry, root}, peerEnvExtra, t.TempDir())
-	s := openStdioSession(t, ctx, d, &session.Options{ConnectTimeout: 20 * time.Second, RequestTimeout: 20 * time.Second})
+	log := newFrameLog()
+	s := openStdioSession(t, ctx, d, &session.Options{ConnectTimeout: 20 * time.Second, RequestTimeout: 20 * time.Second, OnFrame: log.hook})
+	defer checkFindings(t, s, log)
 
 	if got := s.Era(); got != session.EraLegacy {
 		t.Errorf("Era() = %q, want legacy", got)

@@ -256,6 +256,9 @@ func exerciseGoPeer(t *testing.T, c goPeerCase) {
 		})
 	}
 
+	// Before the timeout below: what a server sends after a cancellation is not judged here.
+	checkFindings(t, s, log)
+
 	if c.cancel {
 		t.Run("timeout cancels", func(t *testing.T) {
 			start := time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,6 +72,20 @@ func (l *frameLog) count(method string) int {
 		}
 	}
 	return n
+}
+
+// ids returns the ids of the requests with method the session sent.
+func (l *frameLog) ids(method string) []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []int64
+	for _, f := range l.sent {
+		var id int64
+		if f.Method == method && json.Unmarshal(f.ID, &id) == nil {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // waitCancelled waits until the session sent notifications/cancelled for request id.
@@ -224,4 +239,23 @@ func resourceText(t *testing.T, result json.RawMessage) (uri, text string) {
 		t.Fatalf("resources/read result %s: no contents (%v)", transport.Excerpt(result, 300), err)
 	}
 	return r.Contents[0].URI, r.Contents[0].Text
+}
+
+// checkFindings fails the test for every finding the session reported, except a late answer to
+// the era probe (server/discover): the session gives up on the probe after a short wait, so a
+// server slow to start (node under load) answers it after the session moved on to initialize.
+// That is not the server's fault; it is logged.
+func checkFindings(t *testing.T, s *session.Session, log *frameLog) {
+	t.Helper()
+	probes := log.ids("server/discover")
+	for _, f := range s.Findings() {
+		var env struct {
+			ID *int64 `json:"id"`
+		}
+		if json.Unmarshal(f.Frame, &env) == nil && env.ID != nil && slices.Contains(probes, *env.ID) {
+			t.Logf("late answer to the era probe (tolerated): %s: %s", f.Message, f.Frame)
+			continue
+		}
+		t.Errorf("finding against a well-behaved server: %s: %s: %s", f.Category, f.Message, f.Frame)
+	}
 }

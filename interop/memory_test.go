@@ -37,7 +37,8 @@ func TestMemory(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "memory.jsonl")
 	env := append([]string{"MEMORY_FILE_PATH=" + store}, peerEnvExtra...)
 	d := stdioDialer(t, []string{p.node, p.entry}, env, t.TempDir())
-	s := openStdioSession(t, ctx, d, &session.Options{ConnectTimeout: 20 * time.Second, RequestTimeout: 20 * time.Second})
+	log := newFrameLog()
+	s := openStdioSession(t, ctx, d, &session.Options{ConnectTimeout: 20 * time.Second, RequestTimeout: 20 * time.Second, OnFrame: log.hook})
 
 	if got := s.ServerInfo().Name; got != "memory-server" {
 		t.Errorf("ServerInfo().Name = %q, want memory-server", got)
@@ -112,4 +113,5 @@ func TestMemory(t *testing.T) {
 	if !strings.Contains(string(onDisk), `"Ada Lovelace"`) || !strings.Contains(string(onDisk), `"programmed"`) {
 		t.Errorf("%s = %q, want the entities and the relation", store, onDisk)
 	}
+	checkFindings(t, s, log)
 }
