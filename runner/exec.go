@@ -1,0 +1,239 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpspec/mcpspec/assert"
+	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/session"
+)
+
+// attempt is one try of a test, with what the final result needs from it.
+type attempt struct {
+	res      result.Attempt
+	request  string
+	response string
+	stderr   string
+	subject  *assert.Subject // nil when nothing came back
+	// noRetry is set when another attempt cannot help (the server never connected, the run
+	// was interrupted).
+	noRetry bool
+}
+
+// runTest runs every attempt of t and fills rt. It returns when rt is final (but not masked).
+func (cr *colRun) runTest(ctx context.Context, t *collection.Test, rt *result.Test) {
+	start := time.Now()
+	var last *attempt
+	for n := 1; n <= t.Retries+1; n++ {
+		if n > 1 {
+			timer := time.NewTimer(cr.r.opts.Backoff.Delay(n - 1))
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+			case <-timer.C:
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		last = cr.attempt(ctx, t)
+		rt.Attempts = append(rt.Attempts, last.res)
+		if last.res.Status == result.Passed || last.noRetry || ctx.Err() != nil {
+			break
+		}
+	}
+	rt.Duration = time.Since(start)
+	rt.Status = last.res.Status
+	rt.Latency = last.res.Latency
+	rt.Failures = last.res.Failures
+	rt.Error = last.res.Error
+	rt.Request, rt.Response = last.request, last.response
+	if rt.Status != result.Passed {
+		rt.Stderr = last.stderr
+	}
+	if rt.Status == result.Passed && len(t.Extract) > 0 && last.subject != nil {
+		cr.extract(ctx, t, rt, last.subject)
+	}
+}
+
+// extract stores the test's extracted values; a path that selects nothing fails the test.
+func (cr *colRun) extract(ctx context.Context, t *collection.Test, rt *result.Test, s *assert.Subject) {
+	for _, e := range t.Extract {
+		v, err := e.Path.Lookup(ctx, s.Doc)
+		if err != nil {
+			f := result.Failure{Assertion: "extract", Path: e.Path.String(), Line: e.Pos.Line,
+				Actual:  assert.Excerpt(s.Doc, 200),
+				Message: fmt.Sprintf("extract %s: %v", e.Name, err)}
+			rt.Status = result.Failed
+			rt.Failures = append(rt.Failures, f)
+			if n := len(rt.Attempts); n > 0 {
+				rt.Attempts[n-1].Status = result.Failed
+				rt.Attempts[n-1].Failures = append(rt.Attempts[n-1].Failures, f)
+			}
+			continue
+		}
+		cr.vars.Set(e.Name, v)
+		if rt.Extracted == nil {
+			rt.Extracted = map[string]string{}
+		}
+		rt.Extracted[e.Name] = cut(assert.ToString(v), MaxExcerpt)
+	}
+}
+
+// attempt makes one try of t under the test's timeout.
+func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
+	start := time.Now()
+	a := &attempt{}
+	defer func() { a.res.Duration = time.Since(start) }()
+	errored := func(e *result.Error) *attempt {
+		a.res.Status, a.res.Error = result.Errored, e
+		return a
+	}
+	actx, cancel := context.WithTimeout(ctx, t.Timeout)
+	defer cancel()
+
+	p := cr.pools[t.Server]
+	if p == nil {
+		a.noRetry = true
+		return errored(&result.Error{Message: fmt.Sprintf("the collection has no server %q", t.Server)})
+	}
+	c, cerr := p.acquire(actx)
+	if cerr != nil {
+		a.noRetry = true
+		if ctx.Err() != nil {
+			cerr = &result.Error{Category: string(session.Cancelled), Message: "interrupted while connecting"}
+		}
+		return errored(cerr)
+	}
+	offset := fileSize(c.stderrPath)
+	if err := cr.r.wait(actx); err != nil {
+		p.release(c, false)
+		if ctx.Err() != nil {
+			return errored(&result.Error{Category: string(session.Cancelled), Message: "interrupted before sending"})
+		}
+		return errored(&result.Error{Category: string(session.Timeout),
+			Message: "waiting for the rate limit would pass the test's timeout",
+			Hint:    "raise --rate or the test's timeout"})
+	}
+	callTimeout := orDefault(p.def.Timeouts.Call, cr.r.opts.CallTimeout)
+	o := send(actx, c.s, t.Step, cr.vars, callTimeout)
+	cat := session.CategoryOf(o.err)
+	p.release(c, cat == session.Crash || cat == session.Disconnected)
+
+	mask := cr.mask
+	if o.request != nil {
+		a.request = o.method + " " + excerptValue(o.request, mask)
+	}
+	a.response = excerptRaw(o.raw, mask)
+	a.res.Latency = o.latency
+	defer func() {
+		if a.res.Status != result.Passed {
+			a.stderr = stderrExcerpt(c, offset)
+		}
+	}()
+
+	switch {
+	case o.varErr != nil:
+		a.noRetry = true
+		return errored(&result.Error{Message: "expand variables: " + o.varErr.Error(),
+			Hint: "define it with --var, --env-file, the environment or variables:, or extract it in a test this one depends on"})
+	case o.err != nil && (o.rpcErr == nil || t.ExpectError == nil):
+		e := describeCall(o.err, o.method, c.stderrPath)
+		if ctx.Err() != nil {
+			e.Category = string(session.Cancelled)
+			a.noRetry = true
+		} else if errors.Is(actx.Err(), context.DeadlineExceeded) && e.Category == string(session.Cancelled) {
+			e.Category = string(session.Timeout)
+			e.Message = fmt.Sprintf("%s: no answer within the test's timeout %s", o.method, t.Timeout)
+		}
+		return errored(e)
+	}
+
+	s, err := assert.NewSubject(o.kind, o.raw)
+	if err != nil {
+		return errored(&result.Error{Category: string(session.Malformed), Message: err.Error()})
+	}
+	s.Latency = o.latency
+	s.Vars = cr.vars
+	s.UpdateSnapshots = cr.r.opts.UpdateSnapshots
+	if tc, ok := t.Step.(*collection.ToolCall); ok {
+		s.OutputSchema = p.outputSchema(tc.Tool)
+	}
+	a.subject = s
+
+	var fails []result.Failure
+	if t.ExpectError != nil {
+		fails = append(fails, checkExpectError(t.ExpectError, o, s)...)
+	} else if s.IsError() && !assertsIsError(t) {
+		fails = append(fails, result.Failure{Assertion: "isError", Path: "$.isError", Expected: "false", Actual: "true",
+			Message: "the tool reported an error: " + cut(s.Text(), 500), Line: t.Pos.Line})
+	}
+	for _, as := range t.Assertions {
+		if f := as.Checker.Check(actx, s); f != nil {
+			if f.Line == 0 {
+				f.Line = as.Pos.Line
+			}
+			fails = append(fails, *f)
+		}
+	}
+	a.res.Failures = fails
+	a.res.Status = result.Passed
+	if len(fails) > 0 {
+		a.res.Status = result.Failed
+	}
+	return a
+}
+
+// checkExpectError checks an expected error against what came back.
+func checkExpectError(want *collection.ExpectError, o *outcome, s *assert.Subject) []result.Failure {
+	fail := func(expected, actual, format string, args ...any) []result.Failure {
+		return []result.Failure{{Assertion: "expectError", Expected: expected, Actual: actual,
+			Message: fmt.Sprintf(format, args...), Line: want.Pos.Line}}
+	}
+	switch {
+	case o.rpcErr == nil && !s.IsError():
+		return fail("an error", cut(s.Text(), 200), "expected an error, but the request succeeded")
+	case want.Code != 0 && o.rpcErr == nil:
+		return fail(fmt.Sprintf("JSON-RPC error %d", want.Code), "a tool error (isError)",
+			"expected JSON-RPC error %d, got a tool result with isError", want.Code)
+	case want.Code != 0 && o.rpcErr.Code != want.Code:
+		return fail(fmt.Sprintf("code %d", want.Code), fmt.Sprintf("code %d", o.rpcErr.Code),
+			"expected JSON-RPC error %d, got %d: %s", want.Code, o.rpcErr.Code, o.rpcErr.Message)
+	}
+	if want.Message != "" {
+		msg := s.Text()
+		if o.rpcErr != nil {
+			msg = o.rpcErr.Message
+		}
+		if !strings.Contains(msg, want.Message) {
+			return fail(want.Message, cut(msg, 200), "the error message does not contain %q", want.Message)
+		}
+	}
+	return nil
+}
+
+// assertsIsError reports whether the test checks isError itself.
+func assertsIsError(t *collection.Test) bool {
+	for _, a := range t.Assertions {
+		if strings.EqualFold(a.Spec.Type, "isError") {
+			return true
+		}
+	}
+	return false
+}
+
+// stderrExcerpt is what the server wrote to stderr during a test (or its recent tail).
+func stderrExcerpt(c *conn, offset int64) string {
+	if c.stderrPath != "" {
+		return readTail(c.stderrPath, offset, MaxStderrExcerpt)
+	}
+	if c.proc != nil {
+		return cut(c.proc.StderrTail(), MaxStderrExcerpt)
+	}
+	return ""
+}

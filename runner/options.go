@@ -1,0 +1,186 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/session/transport"
+)
+
+// Options configures a [Runner]. A nil *Options means the defaults: one test at a time, no
+// rate limit, no filters, servers dialed from their collection definition.
+type Options struct {
+	// Vars, EnvFile and Environment are the --var pairs, the --env-file values and the --env
+	// name. Variables are resolved when a collection is loaded: pass the same values to
+	// [LoadOptions] (or collection.LoadOptions). The runner records Environment in the run.
+	Vars        map[string]string
+	EnvFile     map[string]string
+	Environment string
+	// LookupEnv reads the process environment for {{env.X}} and {{secret.X}} (see
+	// [LoadOptions]); nil means none.
+	LookupEnv func(string) (string, bool)
+
+	// Tags selects the tests carrying at least one of these tags; Grep the tests whose name or
+	// id it matches. Both must hold when both are set. The tests a selected test depends on run
+	// too (they are pulled in); the others are left out of the run.
+	Tags []string
+	Grep *regexp.Regexp
+
+	// Bail stops starting tests after the first failed or errored test; the rest are Skipped
+	// and the run is marked Interrupted.
+	Bail bool
+	// Parallel is how many tests of a collection may run at once (and how many sessions each
+	// server may get). Zero or one runs tests one at a time.
+	Parallel int
+	// RateLimit caps requests to the servers, in calls per second across the run (a token
+	// bucket with a burst of one). Zero means no limit.
+	RateLimit float64
+	// Backoff spaces retries; zero fields take the defaults (1s doubling up to 30s).
+	Backoff Backoff
+	// UpdateSnapshots makes snapshot assertions (re)write their golden files (--update).
+	UpdateSnapshots bool
+
+	// CallTimeout and ConnectTimeout are the defaults for servers whose collection sets no
+	// timeouts.call / timeouts.connect (--timeout, --connect-timeout). Zero means the
+	// collection package defaults (25s and 10s).
+	CallTimeout    time.Duration
+	ConnectTimeout time.Duration
+
+	// Dial builds the dialer of a server. Nil means [DialServer] with Executable; tests inject
+	// in-process servers here.
+	Dial DialFunc
+	// Executable runs the built-in reference server for `testserver` servers ("" =
+	// os.Executable()).
+	Executable string
+	// StderrDir, when set, receives one file per stdio server session holding its stderr; the
+	// result's Server.StderrPath points at it and failed tests quote what the server wrote
+	// during them. Empty keeps only an in-memory tail.
+	StderrDir string
+
+	// OnEvent receives the run's events (see the package documentation). It is called from one
+	// goroutine, in order; it should return promptly.
+	OnEvent func(result.Event)
+	// EventBuffer is how many events may wait for a slow observer before new ones are dropped
+	// (default 4096).
+	EventBuffer int
+
+	// Git is recorded in the run (the CLI fills it from the work tree).
+	Git *result.Git
+	// Now is the clock (default time.Now), for deterministic tests.
+	Now func() time.Time
+}
+
+// Backoff is the wait between attempts of a retried test: Initial, then multiplied by
+// Multiplier after each attempt, never above Max.
+type Backoff struct {
+	Initial    time.Duration
+	Multiplier float64
+	Max        time.Duration
+}
+
+// Default retry backoff (seed 004: 1s, ×2, up to 30s).
+const (
+	DefaultBackoffInitial    = time.Second
+	DefaultBackoffMultiplier = 2.0
+	DefaultBackoffMax        = 30 * time.Second
+	// DefaultEventBuffer is how many events wait for a slow observer.
+	DefaultEventBuffer = 4096
+)
+
+// Delay returns the wait before attempt n+1 (n counts from 1: the wait after the first attempt).
+func (b Backoff) Delay(n int) time.Duration {
+	b = b.withDefaults()
+	d := float64(b.Initial)
+	for i := 1; i < n; i++ {
+		d *= b.Multiplier
+		if d >= float64(b.Max) {
+			return b.Max
+		}
+	}
+	return min(time.Duration(d), b.Max)
+}
+
+func (b Backoff) withDefaults() Backoff {
+	if b.Initial <= 0 {
+		b.Initial = DefaultBackoffInitial
+	}
+	if b.Multiplier < 1 {
+		b.Multiplier = DefaultBackoffMultiplier
+	}
+	if b.Max <= 0 {
+		b.Max = DefaultBackoffMax
+	}
+	if b.Max < b.Initial {
+		b.Max = b.Initial
+	}
+	return b
+}
+
+// DialFunc returns the dialer for one server. srv has its variables expanded; stderrPath is the
+// file a child process's stderr should go to ("" = none); baseDir is the collection's directory,
+// against which a relative working directory is resolved.
+type DialFunc func(srv *collection.Server, stderrPath, baseDir string) (transport.Dialer, error)
+
+// withDefaults returns a copy with defaults applied.
+func (o *Options) withDefaults() Options {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.Parallel < 1 {
+		v.Parallel = 1
+	}
+	if v.CallTimeout <= 0 {
+		v.CallTimeout = collection.DefaultCallTimeout
+	}
+	if v.ConnectTimeout <= 0 {
+		v.ConnectTimeout = collection.DefaultConnectTimeout
+	}
+	if v.EventBuffer <= 0 {
+		v.EventBuffer = DefaultEventBuffer
+	}
+	if v.Now == nil {
+		v.Now = time.Now
+	}
+	v.Backoff = v.Backoff.withDefaults()
+	if v.Dial == nil {
+		exe := v.Executable
+		v.Dial = func(srv *collection.Server, stderrPath, baseDir string) (transport.Dialer, error) {
+			d, _, err := DialServer(srv, &DialOptions{Executable: exe, StderrPath: stderrPath, BaseDir: baseDir})
+			return d, err
+		}
+	}
+	return v
+}
+
+// LoadOptions returns the collection load options that carry o's variables, env-file values,
+// environment and process environment, so collections are loaded the way the run expects.
+func (o *Options) LoadOptions() *collection.LoadOptions {
+	if o == nil {
+		return &collection.LoadOptions{}
+	}
+	return &collection.LoadOptions{LookupEnv: o.LookupEnv, Vars: o.Vars, EnvFile: o.EnvFile, Environment: o.Environment}
+}
+
+// ErrInterrupted is matched by the error [Runner.Run] returns when ctx was cancelled before
+// every test ran; the partial run comes with it.
+var ErrInterrupted = errors.New("run interrupted")
+
+// ConnectError is returned by [Runner.Run], with the run, when not one server could be
+// connected: every test errored before reaching a server.
+type ConnectError struct {
+	// Servers lists each server that failed, as "collection: server: message".
+	Servers []string
+}
+
+// Error implements error.
+func (e *ConnectError) Error() string {
+	if len(e.Servers) == 1 {
+		return "no server could be connected: " + e.Servers[0]
+	}
+	return fmt.Sprintf("no server could be connected (%d failed)", len(e.Servers))
+}

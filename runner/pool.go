@@ -1,0 +1,230 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/transport"
+)
+
+// conn is one open session of a pool, with where its server's stderr goes.
+type conn struct {
+	s          *session.Session
+	stderrPath string
+	proc       transport.Process // nil when the transport runs no process
+}
+
+// pool holds the sessions of one server of one collection: at most max open at once, opened
+// lazily, reused by later tests. A failure to connect is sticky: every later test of the server
+// gets the same error instead of starting the server again.
+type pool struct {
+	cr   *colRun
+	name string
+	def  *collection.Server
+	vars *collection.Vars
+	max  int
+
+	mu        sync.Mutex // guards the fields below
+	idle      []*conn
+	all       []*conn // every session opened and not yet closed
+	opened    int     // sessions opened so far, for stderr file names
+	failed    *result.Error
+	connected bool // at least one session opened
+	tools     map[string]json.RawMessage
+}
+
+// acquire returns a session for one test: an idle one, or a new one. The caller runs at most one
+// test per session, and the scheduler never runs more tests than max, so no caller waits.
+func (p *pool) acquire(ctx context.Context) (*conn, *result.Error) {
+	p.mu.Lock()
+	if p.failed != nil {
+		f := *p.failed
+		p.mu.Unlock()
+		return nil, &f
+	}
+	if n := len(p.idle); n > 0 {
+		c := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return c, nil
+	}
+	p.opened++
+	k := p.opened
+	p.mu.Unlock()
+
+	c, rerr := p.open(ctx, k)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rerr != nil {
+		if ctx.Err() == nil && p.failed == nil {
+			p.failed = rerr
+		}
+		return nil, rerr
+	}
+	p.all = append(p.all, c)
+	return c, nil
+}
+
+// release returns a session to the pool, or closes it when broken (the server crashed or the
+// connection is gone): the next test opens a fresh one.
+func (p *pool) release(c *conn, broken bool) {
+	if broken {
+		p.mu.Lock()
+		for i, x := range p.all {
+			if x == c {
+				p.all = append(p.all[:i], p.all[i+1:]...)
+				break
+			}
+		}
+		p.mu.Unlock()
+		_ = c.s.Close()
+		return
+	}
+	p.mu.Lock()
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+// outputSchema returns the advertised outputSchema of a tool, if the server listed one.
+func (p *pool) outputSchema(tool string) json.RawMessage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tools[tool]
+}
+
+// closeAll closes every session concurrently and waits (each Close is bounded by its transport).
+func (p *pool) closeAll() {
+	p.mu.Lock()
+	all := p.all
+	p.all, p.idle = nil, nil
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.s.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// open starts session number k of the server: dial, handshake, and for the first session the
+// server record and the tools/list snapshot.
+func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
+	srv, err := expandServer(p.def, p.vars)
+	if err != nil {
+		return nil, &result.Error{Message: p.mask(err.Error()), Hint: "define the variable with --var, --env-file or the collection's variables"}
+	}
+	target, _ := ServerSpec(srv)
+	stderrPath := ""
+	if p.cr.r.opts.StderrDir != "" && (srv.Transport == collection.TransportStdio || srv.Transport == collection.TransportTestServer) {
+		stem := strings.TrimSuffix(filepath.Base(p.cr.col.File), filepath.Ext(p.cr.col.File))
+		if stem == "" || stem == "." {
+			stem = "collection"
+		}
+		file := fmt.Sprintf("%s-%s-%d.stderr.log", stem, p.name, k)
+		stderrPath = filepath.Join(p.cr.r.opts.StderrDir, unsafeFileChars.ReplaceAllString(file, "-"))
+	}
+	baseDir := ""
+	if p.cr.col.File != "" {
+		baseDir = filepath.Dir(p.cr.col.File)
+	}
+	d, err := p.cr.r.opts.Dial(srv, stderrPath, baseDir)
+	if err != nil {
+		return nil, &result.Error{Category: "", Message: p.mask(err.Error()), Hint: p.mask(configHint(err))}
+	}
+	so := &session.Options{
+		RequestTimeout: orDefault(srv.Timeouts.Call, p.cr.r.opts.CallTimeout),
+		ConnectTimeout: orDefault(srv.Timeouts.Connect, p.cr.r.opts.ConnectTimeout),
+	}
+	if err := p.cr.r.wait(ctx); err != nil {
+		return nil, &result.Error{Category: string(session.Cancelled), Message: "interrupted before connecting"}
+	}
+	s, err := session.Open(ctx, d, so)
+	if err != nil {
+		e := describeConnect(err, srv, target, so.ConnectTimeout)
+		maskError(e, p.mask)
+		return nil, e
+	}
+	c := &conn{s: s, stderrPath: stderrPath}
+	if proc, ok := s.Conn().(transport.Process); ok {
+		c.proc = proc
+		if sp := proc.StderrPath(); sp != "" {
+			c.stderrPath = sp
+		}
+	}
+	p.mu.Lock()
+	first := !p.connected
+	p.connected = true
+	p.mu.Unlock()
+	if first {
+		p.record(ctx, c, srv, target)
+	}
+	return c, nil
+}
+
+// record fills the collection's server entry and tools snapshot from the first session.
+func (p *pool) record(ctx context.Context, c *conn, srv *collection.Server, target string) {
+	info := c.s.ServerInfo()
+	rs := result.Server{
+		Name:            p.name,
+		Transport:       srv.Transport,
+		Target:          p.mask(target),
+		ProtocolVersion: c.s.ProtocolVersion(),
+		ServerName:      p.mask(info.Name),
+		ServerVersion:   p.mask(info.Version),
+		StderrPath:      c.stderrPath,
+	}
+	var tools []result.Tool
+	schemas := map[string]json.RawMessage{}
+	lctx, cancel := context.WithTimeout(ctx, orDefault(srv.Timeouts.Call, p.cr.r.opts.CallTimeout))
+	list, err := c.s.ListTools(lctx)
+	cancel()
+	if err == nil {
+		for _, t := range list {
+			tools = append(tools, result.Tool{
+				Name:         t.Name,
+				Description:  p.mask(t.Description),
+				InputSchema:  maskRaw(t.InputSchema, p.mask),
+				OutputSchema: maskRaw(t.OutputSchema, p.mask),
+			})
+			if len(t.OutputSchema) > 0 {
+				schemas[t.Name] = t.OutputSchema
+			}
+		}
+	}
+	p.cr.mu.Lock()
+	p.cr.rc.Servers = append(p.cr.rc.Servers, rs)
+	if err == nil {
+		if p.cr.rc.Tools == nil {
+			p.cr.rc.Tools = map[string][]result.Tool{}
+		}
+		p.cr.rc.Tools[p.name] = tools
+	}
+	p.cr.mu.Unlock()
+	p.mu.Lock()
+	p.tools = schemas
+	p.mu.Unlock()
+}
+
+func (p *pool) mask(s string) string { return p.cr.mask(s) }
+
+// orDefault returns d, or def when d is zero.
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}

@@ -1,0 +1,189 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpspec/mcpspec/assert"
+	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/session"
+)
+
+// outcome is what one step brought back.
+type outcome struct {
+	// kind is the subject kind of raw (assert.Kind…); KindError for a JSON-RPC error.
+	kind    string
+	raw     json.RawMessage
+	latency time.Duration
+	// method is the JSON-RPC method sent; request the params sent (expanded), for the excerpt.
+	method  string
+	request any
+	// err is a failure of the request (a JSON-RPC error included, then rpcErr is set too).
+	err    error
+	rpcErr *session.Error
+	// varErr is a variable that could not be expanded: nothing was sent.
+	varErr error
+}
+
+// send expands the step's variables and sends it on s.
+func send(ctx context.Context, s *session.Session, st collection.Step, vars *collection.Vars, callTimeout time.Duration) *outcome {
+	o := &outcome{kind: st.Kind()}
+	switch st := st.(type) {
+	case *collection.ToolCall:
+		o.method = "tools/call"
+		args, err := vars.ExpandMap(st.Input)
+		if err != nil {
+			o.varErr = err
+			return o
+		}
+		if args == nil {
+			args = map[string]any{}
+		}
+		o.request = map[string]any{"name": st.Tool, "arguments": args}
+		res, err := s.CallTool(ctx, st.Tool, args, &session.CallOptions{Timeout: callTimeout})
+		if err != nil {
+			return o.fail(err)
+		}
+		o.raw, o.latency = res.Raw, res.Timing.Latency
+	case *collection.ReadResource:
+		o.method = "resources/read"
+		uri, err := vars.ExpandString(st.URI)
+		if err != nil {
+			o.varErr = err
+			return o
+		}
+		o.request = map[string]any{"uri": uri}
+		return o.response(s.ReadResource(ctx, uri))
+	case *collection.GetPrompt:
+		o.method = "prompts/get"
+		var args map[string]string
+		if st.Arguments != nil {
+			v, err := vars.Expand(st.Arguments)
+			if err != nil {
+				o.varErr = err
+				return o
+			}
+			args = v.(map[string]string)
+		}
+		o.request = map[string]any{"name": st.Name, "arguments": args}
+		return o.response(s.GetPrompt(ctx, st.Name, args))
+	case *collection.List:
+		o.method = st.ListMethod()
+		o.request = map[string]any{}
+		return o.list(ctx, s, st.What)
+	case *collection.Complete:
+		o.method = "completion/complete"
+		val, err := vars.ExpandString(st.ArgValue)
+		if err != nil {
+			o.varErr = err
+			return o
+		}
+		ref := map[string]any{"type": st.RefType}
+		if st.RefType == "ref/resource" {
+			ref["uri"] = st.RefName
+		} else {
+			ref["name"] = st.RefName
+		}
+		o.request = map[string]any{"ref": ref, "argument": map[string]any{"name": st.ArgName, "value": val}}
+		return o.response(s.Complete(ctx, ref, st.ArgName, val))
+	case *collection.Request:
+		o.method = st.Method
+		params, err := vars.Expand(st.Params)
+		if err != nil {
+			o.varErr = err
+			return o
+		}
+		o.request = params
+		if st.Notification {
+			start := time.Now()
+			if err := s.Notify(ctx, st.Method, params); err != nil {
+				return o.fail(err)
+			}
+			o.raw, o.latency = json.RawMessage("null"), time.Since(start)
+			return o
+		}
+		return o.response(s.Call(ctx, st.Method, params, &session.CallOptions{Timeout: callTimeout}))
+	default:
+		o.varErr = fmt.Errorf("unsupported step %T", st)
+	}
+	return o
+}
+
+// response records a plain request's answer.
+func (o *outcome) response(resp *session.Response, err error) *outcome {
+	if err != nil {
+		return o.fail(err)
+	}
+	o.raw, o.latency = resp.Result, resp.Timing.Latency
+	return o
+}
+
+// fail records a failed request; a JSON-RPC error response becomes an error subject.
+func (o *outcome) fail(err error) *outcome {
+	o.err = err
+	var se *session.Error
+	if errors.As(err, &se) {
+		o.latency = se.Elapsed
+		if se.Code != 0 && (se.Category == session.ServerError || se.Category == session.ProtocolError) {
+			o.rpcErr = se
+			doc := map[string]any{"code": se.Code, "message": se.Message}
+			if len(se.Data) > 0 {
+				var d any
+				if json.Unmarshal(se.Data, &d) == nil {
+					doc["data"] = d
+				}
+			}
+			o.kind = assert.KindError
+			o.raw, _ = json.Marshal(map[string]any{"error": doc})
+		}
+	}
+	return o
+}
+
+// list walks every page of a list method and returns {items: [...]}. Its latency is the wall
+// time of all pages.
+func (o *outcome) list(ctx context.Context, s *session.Session, what string) *outcome {
+	start := time.Now()
+	var items []json.RawMessage
+	var err error
+	switch what {
+	case "tools":
+		var l []session.Tool
+		l, err = s.ListTools(ctx)
+		for _, x := range l {
+			items = append(items, x.Raw)
+		}
+	case "resources":
+		var l []session.Resource
+		l, err = s.ListResources(ctx)
+		for _, x := range l {
+			items = append(items, x.Raw)
+		}
+	case "prompts":
+		var l []session.Prompt
+		l, err = s.ListPrompts(ctx)
+		for _, x := range l {
+			items = append(items, x.Raw)
+		}
+	case "templates":
+		var l []session.ResourceTemplate
+		l, err = s.ListResourceTemplates(ctx)
+		for _, x := range l {
+			items = append(items, x.Raw)
+		}
+	default:
+		err = fmt.Errorf("unknown list %q", what)
+	}
+	if err != nil {
+		return o.fail(err)
+	}
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	o.raw, _ = json.Marshal(map[string]any{"items": items})
+	o.latency = time.Since(start)
+	return o
+}
