@@ -40,8 +40,9 @@ func goPeerNetCases() []goPeerCase {
 			wantEra: session.EraLegacy, wantVersion: session.Version20251125,
 		},
 		{
-			// Stateful: the SDK refuses 2026-07-28 outside stateless mode (-32022 listing only
-			// legacy versions), so detection must fall back to initialize and Mcp-Session-Id.
+			// Stateful: the SDK serves 2026-07-28 only in stateless mode; server/discover on a
+			// stateful handler lists legacy versions only, so detection must fall back to
+			// initialize and Mcp-Session-Id.
 			name: "streamable-stateful/detect", serve: serveStreamable(&mcp.StreamableHTTPOptions{}),
 			wantEra: session.EraLegacy, wantVersion: session.Version20251125,
 			progress: true, cancel: true, notifyCancel: true,
