@@ -44,7 +44,7 @@ func parse(t testing.TB, yaml string, lo *collection.LoadOptions, repl ...string
 }
 
 // run runs cols with opts under a bounded context.
-func run(t testing.TB, opts *runner.Options, cols ...*collection.Collection) (*result.Run, error) {
+func runCols(t testing.TB, opts *runner.Options, cols ...*collection.Collection) (*result.Run, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

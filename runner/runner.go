@@ -419,7 +419,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-
 // mask masks s with the run's variables' masker and, for a collection built by hand whose
 // Masker is a different one, with that too.
 func (cr *colRun) mask(s string) string {

@@ -64,7 +64,7 @@ func TestRunOutcomes(t *testing.T) {
 	srv := tcpServer(t, nil)
 	col := parse(t, basic, nil, "ADDR", srv.Addr)
 	rec := &recorder{}
-	run, err := run(t, &runner.Options{OnEvent: rec.on}, col)
+	run, err := runCols(t, &runner.Options{OnEvent: rec.on}, col)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
