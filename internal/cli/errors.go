@@ -180,12 +180,12 @@ func (t *target) describe(err error, phase string, limit time.Duration, limitFla
 		if p := t.stderrPath(); p != "" {
 			e.Hint += "; its stderr is at " + p
 		}
+	case e.Category == session.Disconnected && t.info.Transport == spec.Stdio:
+		e.Msg = fmt.Sprintf("the server closed its stdout during %s", phase)
+		e.Hint = t.stderrHint("", "")
 	case e.Category == session.Disconnected:
 		e.Msg = fmt.Sprintf("the connection to %s closed during %s", where, phase)
-		e.Hint = t.stderrHint("", "")
-		if t.info.Transport != spec.Stdio {
-			e.Hint = "the server dropped the connection; check its logs"
-		}
+		e.Hint = "the server dropped the connection; check its logs"
 	case e.Category == session.Malformed:
 		e.Msg = fmt.Sprintf("the server sent a malformed message during %s", phase)
 		if se != nil && len(se.Frame) > 0 {
@@ -197,7 +197,7 @@ func (t *target) describe(err error, phase string, limit time.Duration, limitFla
 		}
 	case se != nil && se.Code != 0:
 		e.Msg = fmt.Sprintf("%s failed: JSON-RPC error %d: %s", phase, se.Code, se.Message)
-		e.Hint = codeHint(se.Code)
+		e.Hint = codeHint(phase, se.Code)
 	default:
 		e.Msg = fmt.Sprintf("%s failed: %v", phase, err)
 	}
@@ -244,7 +244,10 @@ func statusHint(status int) string {
 	return "check the URL and the --header values"
 }
 
-func codeHint(code int) string {
+func codeHint(phase string, code int) string {
+	if strings.HasPrefix(phase, "resources/read") && (code == -32602 || code == -32002) {
+		return "the server has no such resource; list them with .resources (or resources/list)"
+	}
 	switch code {
 	case -32601:
 		return "the server does not implement this method; pin another era with --protocol-version, or check its capabilities"
@@ -252,6 +255,8 @@ func codeHint(code int) string {
 		return "the server rejected the parameters; compare them with the schema (mcpspec tools --server …)"
 	case -32700, -32600:
 		return "the server could not parse the request; if it targets another protocol version, try --protocol-version"
+	case -32603:
+		return "the server failed while handling the request; its logs (or stderr) should say why"
 	case -32022:
 		return "the server does not support this protocol version; drop --protocol-version to negotiate one"
 	}

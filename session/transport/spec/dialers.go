@@ -2,9 +2,34 @@ package spec
 
 import (
 	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/sse"
+	"github.com/mcpspec/mcpspec/session/transport/stdio"
+	"github.com/mcpspec/mcpspec/session/transport/streamable"
+	"github.com/mcpspec/mcpspec/session/transport/tcp"
+	"github.com/mcpspec/mcpspec/session/transport/ws"
 )
 
-// newDialer builds the dialer for a resolved SPEC.
-func newDialer(info Info, o *Options) (transport.Dialer, error) {
-	return nil, &Error{Spec: info.Spec, Reason: string(info.Transport) + " transport", Err: ErrUnavailable}
+// newDialer builds the dialer for a resolved SPEC; addr is the URL (host:port for TCP) to dial.
+func newDialer(info Info, addr string, o *Options) (transport.Dialer, error) {
+	switch info.Transport {
+	case Stdio:
+		return stdio.Command{
+			Path:       info.Argv[0],
+			Args:       info.Argv[1:],
+			Env:        o.Env,
+			Dir:        o.Dir,
+			StderrPath: o.StderrPath,
+		}, nil
+	case Auto:
+		return streamable.Auto{Dialer: streamable.Dialer{URL: addr, Header: o.Header}}, nil
+	case HTTP:
+		return streamable.Dialer{URL: addr, Header: o.Header}, nil
+	case SSE:
+		return sse.Dialer{URL: addr, Header: o.Header}, nil
+	case WS:
+		return ws.Dialer{URL: addr, Header: o.Header}, nil
+	case TCP:
+		return tcp.Dialer{Addr: addr}, nil
+	}
+	return nil, &Error{Spec: info.Spec, Reason: string(info.Transport) + " transport", Hint: "this build of mcpspec lacks it", Err: ErrUnavailable}
 }

@@ -127,11 +127,11 @@ func Parse(s string, o *Options) (transport.Dialer, Info, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	info, err := Resolve(s, o)
+	info, addr, err := resolve(s, o)
 	if err != nil {
 		return nil, info, err
 	}
-	d, err := newDialer(info, o)
+	d, err := newDialer(info, addr, o)
 	if err != nil {
 		return nil, info, err
 	}
@@ -141,9 +141,18 @@ func Parse(s string, o *Options) (transport.Dialer, Info, error) {
 // Resolve classifies a SPEC without building a dialer: what [Parse] would use, for --explain
 // and messages. Problems are reported as *[Error].
 func Resolve(s string, o *Options) (Info, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	info, _, err := resolve(s, o)
+	return info, err
+}
+
+// resolve is [Resolve], also returning the unredacted URL of a network server to dial.
+func resolve(s string, o *Options) (Info, string, error) {
 	info := Info{Spec: s}
-	fail := func(reason, hint string, err error) (Info, error) {
-		return info, &Error{Spec: s, Reason: reason, Hint: hint, Err: err}
+	fail := func(reason, hint string, err error) (Info, string, error) {
+		return info, "", &Error{Spec: s, Reason: reason, Hint: hint, Err: err}
 	}
 	trimmed := strings.TrimSpace(s)
 	if trimmed == "" {
@@ -175,7 +184,7 @@ func Resolve(s string, o *Options) (Info, error) {
 	info.StderrPath = o.StderrPath
 	if argv[0] != BuiltinName {
 		info.Argv = argv
-		return info, nil
+		return info, "", nil
 	}
 	for _, a := range argv[1:] {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -193,10 +202,10 @@ func Resolve(s string, o *Options) (Info, error) {
 	}
 	info.Builtin = true
 	info.Argv = append([]string{exe, BuiltinName, "--transport", "stdio"}, argv[1:]...)
-	return info, nil
+	return info, "", nil
 }
 
-func resolveURL(info Info, s string, o *Options, fail func(string, string, error) (Info, error)) (Info, error) {
+func resolveURL(info Info, s string, o *Options, fail func(string, string, error) (Info, string, error)) (Info, string, error) {
 	u, err := url.Parse(s)
 	if err != nil {
 		return fail("not a valid URL", "check the address, e.g. http://127.0.0.1:8080/mcp", err)
@@ -251,8 +260,10 @@ func resolveURL(info Info, s string, o *Options, fail func(string, string, error
 		if u.Path != "" && u.Path != "/" {
 			return fail("a TCP address has no path", "write it as tcp://host:port", nil)
 		}
+		return info, u.Host, nil
 	}
-	return info, nil
+	u.Scheme = scheme
+	return info, u.String(), nil
 }
 
 func exampleURL(t Transport) string {

@@ -7,6 +7,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/sse"
+	"github.com/mcpspec/mcpspec/session/transport/stdio"
+	"github.com/mcpspec/mcpspec/session/transport/streamable"
+	"github.com/mcpspec/mcpspec/session/transport/tcp"
+	"github.com/mcpspec/mcpspec/session/transport/ws"
 )
 
 func TestResolve(t *testing.T) {
@@ -119,5 +126,38 @@ func TestInfoString(t *testing.T) {
 		if got := tt.info.String(); got != tt.want {
 			t.Errorf("String() = %q, want %q", got, tt.want)
 		}
+	}
+}
+
+func TestParseDialers(t *testing.T) {
+	h := http.Header{"Authorization": {"Bearer t"}}
+	tests := []struct {
+		spec string
+		opts Options
+		want transport.Dialer
+	}{
+		{"srv --flag 'a b'", Options{Env: []string{"A=1"}, Dir: "/tmp", StderrPath: "/tmp/e.log"},
+			stdio.Command{Path: "srv", Args: []string{"--flag", "a b"}, Env: []string{"A=1"}, Dir: "/tmp", StderrPath: "/tmp/e.log"}},
+		{"testserver --hang-first-call", Options{Executable: "/bin/mcpspec"},
+			stdio.Command{Path: "/bin/mcpspec", Args: []string{"testserver", "--transport", "stdio", "--hang-first-call"}}},
+		{" HTTP://127.0.0.1:8080/mcp ", Options{Header: h}, streamable.Auto{Dialer: streamable.Dialer{URL: "http://127.0.0.1:8080/mcp", Header: h}}},
+		{"http://u:pw@127.0.0.1:8080/mcp", Options{Transport: HTTP}, streamable.Dialer{URL: "http://u:pw@127.0.0.1:8080/mcp"}},
+		{"http://127.0.0.1:8080/sse", Options{Transport: SSE, Header: h}, sse.Dialer{URL: "http://127.0.0.1:8080/sse", Header: h}},
+		{"ws://127.0.0.1:8080/ws", Options{Header: h}, ws.Dialer{URL: "ws://127.0.0.1:8080/ws", Header: h}},
+		{"tcp://127.0.0.1:7070", Options{}, tcp.Dialer{Addr: "127.0.0.1:7070"}},
+		{"127.0.0.1:7070", Options{Transport: TCP}, tcp.Dialer{Addr: "127.0.0.1:7070"}},
+	}
+	for _, tt := range tests {
+		d, _, err := Parse(tt.spec, &tt.opts)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.spec, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, d); diff != "" {
+			t.Errorf("Parse(%q) dialer mismatch (-want +got):\n%s", tt.spec, diff)
+		}
+	}
+	if _, ok := any(streamable.Auto{}).(interface{ Fallback() transport.Dialer }); !ok {
+		t.Error("streamable.Auto has no Fallback: the http(s) SPEC would not fall back to HTTP+SSE")
 	}
 }
