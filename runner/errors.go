@@ -94,6 +94,13 @@ func describeCall(err error, method string, stderrPath string) *result.Error {
 	if errors.As(err, &se) {
 		e.Code = se.Code
 		e.Hint = se.Hint
+		// The category and code have fields of their own; the message says what happened.
+		switch {
+		case se.Message != "":
+			e.Message = method + ": " + se.Message
+		case se.Err != nil:
+			e.Message = method + ": " + se.Err.Error()
+		}
 	}
 	var exitErr *transport.ExitError
 	switch {

@@ -130,7 +130,9 @@ func (r *Runner) newColRun(col *collection.Collection, run *result.Run, ev *even
 	for name, def := range col.Servers {
 		cr.pools[name] = &pool{cr: cr, name: name, def: def, vars: vars, max: r.opts.Parallel}
 	}
-	run.Collections = append(run.Collections, cr.rc)
+	if run != nil {
+		run.Collections = append(run.Collections, cr.rc)
+	}
 	return cr
 }
 

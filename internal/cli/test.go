@@ -1,0 +1,567 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+	"golang.org/x/term"
+
+	"github.com/mcpspec/mcpspec/baseline"
+	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/reporters"
+	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/runner"
+)
+
+// Where `mcpspec test` keeps its state, relative to the working directory.
+const (
+	defaultBaselineDir = baseline.BaselinesDir
+	// runStderrDir keeps the stderr of the servers of the latest run.
+	runStderrDir = baseline.StoreDir + "/runs/stderr"
+	// watchPoll is how often --watch looks at the collection files.
+	watchPoll = 500 * time.Millisecond
+)
+
+func (a *app) testCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "test",
+		Usage: "run collections of tests against their servers",
+		UsageText: "mcpspec test FILE|DIR… [--env NAME] [--var K=V]… [--tag T]… [--grep RE] [--parallel N]\n" +
+			"    [--reporter NAME[=PATH]]… [--baseline NAME | --save-baseline[=NAME]] [--watch]\n\n" +
+			"A directory contributes its *.yaml and *.yml files. Reporters: console (default), json,\n" +
+			"junit, tap, html, markdown; NAME=PATH writes to a file, NAME alone to stdout. Every run is\n" +
+			"saved as .mcpspec/runs/latest.json ('mcpspec baseline save' promotes it).\n\n" +
+			"Exit codes: 0 all passed · 1 a test failed or a baseline regression · 2 runtime error ·\n" +
+			"3 invalid collection or flags · 4 no server could be connected · 130 interrupted (the\n" +
+			"reports of the partial run are still written).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "env", Usage: "select the collection environment `NAME` (default: its defaultEnvironment)"},
+			&cli.StringSliceFlag{Name: "var", Usage: "set variable `K=V` (repeatable; above --env-file and the environment)"},
+			&cli.StringFlag{Name: "env-file", Usage: "read variables from `PATH` (KEY=VALUE lines, # comments)"},
+			&cli.StringSliceFlag{Name: "tag", Usage: "run only tests with tag `T` (repeatable: any of them); their dependencies run too"},
+			&cli.StringFlag{Name: "grep", Usage: "run only tests whose name or id matches the regular expression `RE`"},
+			&cli.BoolFlag{Name: "bail", Usage: "stop after the first failed test; the rest are skipped"},
+			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "run up to `N` independent tests at once (N sessions per server)"},
+			&cli.FloatFlag{Name: "rate", Usage: "send at most `N` requests per second (0: no limit)"},
+			&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
+			&cli.BoolFlag{Name: "update", Usage: "rewrite snapshot files instead of comparing with them"},
+			&cli.BoolFlag{Name: "watch", Usage: "run again whenever a collection file changes (Ctrl-C ends)"},
+			&cli.GenericFlag{Name: "save-baseline", Value: &optionalName{}, Usage: "save this run as baseline `NAME` (--save-baseline alone: the git branch, else \"default\")"},
+			&cli.StringFlag{Name: "baseline", Usage: "compare this run with baseline `NAME`; a regression exits 1"},
+			&cli.StringFlag{Name: "baseline-dir", Value: defaultBaselineDir, Usage: "where baselines live (`DIR`)"},
+			&cli.BoolFlag{Name: "ignore-latency", Usage: "with --baseline, do not compare latencies (noisy machines)"},
+			&cli.DurationFlag{Name: "timeout", Usage: "default per-request timeout of servers that set no timeouts.call (default 25s)"},
+			&cli.DurationFlag{Name: "connect-timeout", Usage: "default start/handshake timeout of servers that set no timeouts.connect (default 10s)"},
+		},
+		Action: a.test,
+	}
+}
+
+// optionalName is a flag value that may be given bare (--save-baseline) or with a value
+// (--save-baseline=NAME). As a bool-like flag it never takes the next argument.
+type optionalName struct {
+	set  bool
+	name string
+}
+
+func (o *optionalName) Set(s string) error {
+	o.set = true
+	if s != "true" {
+		o.name = s
+	}
+	if s == "false" {
+		o.set, o.name = false, ""
+	}
+	return nil
+}
+func (o *optionalName) String() string   { return o.name }
+func (o *optionalName) Get() any         { return o.name }
+func (o *optionalName) IsBoolFlag() bool { return true }
+
+// testConfig is the validated command line of `mcpspec test`.
+type testConfig struct {
+	paths         []string
+	load          *collection.LoadOptions
+	ropts         runner.Options
+	reporters     []reporterSpec
+	watch         bool
+	saveBaseline  *optionalName
+	baseline      string
+	baselineDir   string
+	ignoreLatency bool
+}
+
+// reporterSpec is one --reporter NAME[=PATH].
+type reporterSpec struct {
+	name, path string
+}
+
+func (a *app) test(ctx context.Context, cmd *cli.Command) error {
+	cfg, err := a.testConfig(cmd)
+	if err != nil {
+		return err
+	}
+	if !cfg.watch {
+		return a.testOnce(ctx, cfg)
+	}
+	return a.watch(ctx, cfg)
+}
+
+// testConfig reads and checks the flags; every problem is a config error (exit 3).
+func (a *app) testConfig(cmd *cli.Command) (*testConfig, error) {
+	cfg := &testConfig{
+		paths:         cmd.Args().Slice(),
+		watch:         cmd.Bool("watch"),
+		baseline:      cmd.String("baseline"),
+		baselineDir:   cmd.String("baseline-dir"),
+		ignoreLatency: cmd.Bool("ignore-latency"),
+	}
+	if len(cfg.paths) == 0 {
+		return nil, &Error{Code: ExitConfig, Msg: "no collection given",
+			Hint: "pass collection files or directories: mcpspec test examples/quickstart.yaml"}
+	}
+	if v, ok := cmd.Value("save-baseline").(*optionalName); ok {
+		cfg.saveBaseline = v
+	} else if g, ok := cmd.Generic("save-baseline").(*optionalName); ok {
+		cfg.saveBaseline = g
+	}
+	vars, err := parseVars(cmd.StringSlice("var"))
+	if err != nil {
+		return nil, err
+	}
+	var envFile map[string]string
+	if p := cmd.String("env-file"); p != "" {
+		if envFile, err = readEnvFile(p); err != nil {
+			return nil, err
+		}
+	}
+	var grep *regexp.Regexp
+	if g := cmd.String("grep"); g != "" {
+		if grep, err = regexp.Compile(g); err != nil {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--grep %q is not a regular expression: %v", g, err), Hint: "Go RE2 syntax, e.g. --grep '^login'"}
+		}
+	}
+	parallel := cmd.Int("parallel")
+	if parallel < 1 || parallel > 256 {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--parallel must be between 1 and 256, got %d", parallel), Hint: "e.g. --parallel 4"}
+	}
+	rate := cmd.Float("rate")
+	if rate < 0 {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--rate must not be negative, got %v", rate), Hint: "e.g. --rate 10 (requests per second)"}
+	}
+	for _, name := range []string{"timeout", "connect-timeout"} {
+		if d := cmd.Duration(name); d < 0 {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--%s must be positive, got %s", name, d), Hint: "e.g. --" + name + " 30s"}
+		}
+	}
+	if cfg.reporters, err = parseReporters(cmd.StringSlice("reporter")); err != nil {
+		return nil, err
+	}
+	if cfg.baseline != "" {
+		if _, err := baseline.SanitizeName(cfg.baseline); err != nil {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--baseline %q: %v", cfg.baseline, err), Hint: "name a baseline listed by 'mcpspec baseline list'"}
+		}
+	}
+	cfg.ropts = runner.Options{
+		Vars:            vars,
+		EnvFile:         envFile,
+		Environment:     cmd.String("env"),
+		LookupEnv:       os.LookupEnv,
+		Tags:            cmd.StringSlice("tag"),
+		Grep:            grep,
+		Bail:            cmd.Bool("bail"),
+		Parallel:        int(parallel),
+		RateLimit:       rate,
+		UpdateSnapshots: cmd.Bool("update"),
+		CallTimeout:     cmd.Duration("timeout"),
+		ConnectTimeout:  cmd.Duration("connect-timeout"),
+		Executable:      a.io.Executable,
+		StderrDir:       runStderrDir,
+	}
+	cfg.load = cfg.ropts.LoadOptions()
+	return cfg, nil
+}
+
+// parseVars reads --var K=V pairs.
+func parseVars(entries []string) (map[string]string, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		k, v, ok := strings.Cut(e, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--var %q is not K=V", e), Hint: "write it as --var userId=42"}
+		}
+		out[strings.TrimSpace(k)] = v
+	}
+	return out, nil
+}
+
+// readEnvFile reads KEY=VALUE lines: blank lines and # comments are skipped, an "export " prefix
+// is allowed, and a value in matching single or double quotes loses them.
+func readEnvFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --env-file: %v", err), Hint: "check the path", Err: err}
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s:%d: not a KEY=VALUE line", path, n), Hint: "each line is KEY=VALUE; comments start with #"}
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		out[k] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --env-file %s: %v", path, err), Err: err}
+	}
+	return out, nil
+}
+
+// parseReporters reads --reporter NAME[=PATH] values. Console on stdout is added when no
+// reporter writes to stdout (none given, or all to files).
+func parseReporters(entries []string) ([]reporterSpec, error) {
+	if len(entries) == 0 {
+		return []reporterSpec{{name: "console"}}, nil
+	}
+	var out []reporterSpec
+	stdout := 0
+	for _, e := range entries {
+		name, path, _ := strings.Cut(e, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if _, err := reporters.New(name, nil); err != nil {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--reporter %q: unknown reporter", e),
+				Hint: "use one of: " + strings.Join(reporters.Names(), ", ") + " (NAME or NAME=PATH)", Err: err}
+		}
+		if path == "" {
+			stdout++
+		}
+		out = append(out, reporterSpec{name: name, path: path})
+	}
+	if stdout > 1 {
+		return nil, &Error{Code: ExitConfig, Msg: "more than one --reporter writes to stdout",
+			Hint: "give every reporter but one a file: --reporter junit=out/junit.xml"}
+	}
+	if stdout == 0 {
+		// Every report goes to a file: the terminal still gets the console's progress and digest.
+		out = append(out, reporterSpec{name: "console"})
+	}
+	return out, nil
+}
+
+// loadCollections loads the paths; problems are a config error listing each at file:line:col.
+func loadCollections(paths []string, lo *collection.LoadOptions) ([]*collection.Collection, error) {
+	l, err := collection.NewLoader(lo)
+	if err != nil {
+		return nil, &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
+	}
+	cols, err := l.LoadAll(paths...)
+	if err == nil {
+		return cols, nil
+	}
+	var list collection.ErrorList
+	if errors.As(err, &list) && errors.Is(err, collection.ErrInvalid) && !isIOError(err) {
+		lines := make([]string, len(list))
+		for i, e := range list {
+			lines[i] = "  " + e.Error()
+		}
+		return nil, &Error{Code: ExitConfig, Err: err,
+			Msg:  fmt.Sprintf("%s in the collection:\n%s", counted(len(list), "problem", "problems"), strings.Join(lines, "\n")),
+			Hint: "fix the lines above, then check with 'mcpspec validate FILE'"}
+	}
+	return nil, &Error{Code: ExitConfig, Msg: err.Error(), Err: err, Hint: "pass collection files (*.yaml) or directories holding them"}
+}
+
+// isIOError reports whether err holds a file-system error (a missing file) rather than only
+// collection problems.
+func isIOError(err error) bool {
+	var pe *os.PathError
+	return errors.As(err, &pe)
+}
+
+// testOnce loads, runs, reports and compares once.
+func (a *app) testOnce(ctx context.Context, cfg *testConfig) error {
+	cols, err := loadCollections(cfg.paths, cfg.load)
+	if err != nil {
+		return err
+	}
+	return a.runAndReport(ctx, cfg, cols)
+}
+
+// openReporter is one reporter and where its output goes.
+type openReporter struct {
+	spec reporterSpec
+	rep  reporters.Reporter
+	w    io.Writer
+	file *os.File // nil for stdout
+}
+
+// openReporters builds the reporters and opens their files (creating parent directories), so a
+// streaming reporter can write as the run goes.
+func (a *app) openReporters(specs []reporterSpec) ([]*openReporter, error) {
+	tty := false
+	if f, ok := a.io.Stdout.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	var out []*openReporter
+	for _, s := range specs {
+		o := &openReporter{spec: s, w: a.io.Stdout}
+		if s.path != "" {
+			if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+				closeReporters(out)
+				return nil, &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot create the directory of %s: %v", s.path, err), Err: err}
+			}
+			f, err := os.Create(s.path)
+			if err != nil {
+				closeReporters(out)
+				return nil, &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot write the %s report: %v", s.name, err), Err: err}
+			}
+			o.file, o.w = f, f
+		}
+		ropts := &reporters.Options{}
+		switch s.name {
+		case "console":
+			if s.path == "" {
+				ropts.Live = a.io.Stdout
+				ropts.TTY = tty
+				ropts.Color = tty && os.Getenv("NO_COLOR") == ""
+			}
+		case "tap":
+			ropts.Live = o.w
+		}
+		rep, err := reporters.New(s.name, ropts)
+		if err != nil {
+			closeReporters(append(out, o))
+			return nil, &Error{Code: ExitConfig, Msg: err.Error(), Err: err}
+		}
+		o.rep = rep
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func closeReporters(rs []*openReporter) {
+	for _, r := range rs {
+		if r.file != nil {
+			_ = r.file.Close()
+		}
+	}
+}
+
+// runAndReport runs the collections, writes every report (also after an interruption), saves
+// the run, handles baselines and decides the exit code.
+func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collection.Collection) error {
+	reps, err := a.openReporters(cfg.reporters)
+	if err != nil {
+		return err
+	}
+	defer closeReporters(reps)
+	var streamers []reporters.Streamer
+	for _, r := range reps {
+		if s, ok := r.rep.(reporters.Streamer); ok {
+			streamers = append(streamers, s)
+		}
+	}
+	ropts := cfg.ropts
+	ropts.Git = gitInfo(ctx)
+	ropts.OnEvent = func(e result.Event) {
+		for _, s := range streamers {
+			s.Event(e)
+		}
+	}
+	// The stderr files of the previous run go; this run's replace them.
+	if old, _ := filepath.Glob(filepath.Join(runStderrDir, "*.stderr.log")); len(old) > 0 {
+		for _, f := range old {
+			_ = os.Remove(f)
+		}
+	}
+	if err := os.MkdirAll(runStderrDir, 0o755); err != nil {
+		ropts.StderrDir = ""
+	}
+	run, runErr := runner.New(&ropts).Run(ctx, cols)
+
+	// Reports first: nothing of a partial run is lost.
+	var problems []error
+	for _, r := range reps {
+		if err := r.rep.Report(r.w, run); err != nil {
+			problems = append(problems, fmt.Errorf("write the %s report: %w", r.spec.name, err))
+		}
+		if r.file != nil {
+			if err := r.file.Close(); err != nil {
+				problems = append(problems, fmt.Errorf("write %s: %w", r.spec.path, err))
+			}
+			r.file = nil
+		}
+	}
+	if _, err := baseline.SaveLatest(".", run); err != nil {
+		problems = append(problems, err)
+	}
+	notes := a.noteWriter(cfg)
+	if cfg.saveBaseline != nil && cfg.saveBaseline.set {
+		name := cfg.saveBaseline.name
+		if name == "" {
+			name = defaultBaselineName(run)
+		}
+		p, err := saveBaseline(cfg.baselineDir, name, run)
+		if err != nil {
+			problems = append(problems, err)
+		} else {
+			fmt.Fprintf(notes, "Saved baseline %q (%s)\n", name, p)
+		}
+	}
+	var regressed error
+	if cfg.baseline != "" && runErr == nil {
+		regressed = a.compareWithBaseline(notes, cfg, run)
+	}
+
+	switch {
+	case errors.Is(runErr, runner.ErrInterrupted):
+		return &Error{Code: ExitInterrupted, Msg: "interrupted: the reports hold the tests that ran", Err: runErr}
+	case runErr != nil:
+		var ce *runner.ConnectError
+		if errors.As(runErr, &ce) {
+			return &Error{Code: ExitConnection, Msg: ce.Error(),
+				Hint: "every test errored before reaching a server; the report shows each server's error and hint", Err: runErr}
+		}
+		return &Error{Code: ExitRuntime, Msg: runErr.Error(), Err: runErr}
+	case len(problems) > 0:
+		return &Error{Code: ExitRuntime, Msg: errors.Join(problems...).Error(), Err: problems[0]}
+	case regressed != nil:
+		return regressed
+	case !run.OK():
+		c := run.Counts()
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %d tests did not pass (%d failed, %d errored)", c.Failed+c.Errored, c.Total, c.Failed, c.Errored)}
+	case run.Interrupted:
+		return &Error{Code: ExitFailure, Msg: "the run stopped early"}
+	}
+	return nil
+}
+
+// noteWriter is where baseline messages go: stdout when it carries the console report (or
+// nothing), else stderr so a JSON or XML document on stdout stays clean.
+func (a *app) noteWriter(cfg *testConfig) io.Writer {
+	for _, r := range cfg.reporters {
+		if r.path == "" && r.name != "console" {
+			return a.io.Stderr
+		}
+	}
+	return a.io.Stdout
+}
+
+// compareWithBaseline prints the diff of run against the named baseline and returns an exit-1
+// error on a regression (or a config error when the baseline cannot be read).
+func (a *app) compareWithBaseline(w io.Writer, cfg *testConfig, run *result.Run) error {
+	base, path, err := loadBaseline(cfg.baselineDir, cfg.baseline)
+	if err != nil {
+		hint := "save one first: mcpspec test … --save-baseline=" + cfg.baseline + " (or mcpspec baseline save " + cfg.baseline + ")"
+		if !errors.Is(err, baseline.ErrNotFound) {
+			hint = "the file is not an mcpspec results document; save the baseline again"
+		}
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read baseline %q: %v", cfg.baseline, err), Hint: hint, Err: err}
+	}
+	diff := baseline.Compare(base, run, &baseline.CompareOptions{IgnoreLatency: cfg.ignoreLatency})
+	fmt.Fprintln(w)
+	if err := diff.WriteText(w); err != nil {
+		return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
+	}
+	if diff.Regressed() {
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("regressed against baseline %q (%s)", cfg.baseline, path),
+			Hint: "fix the regression, or accept the change with --save-baseline=" + cfg.baseline}
+	}
+	return nil
+}
+
+// watch runs, then waits for a collection file to change and runs again, until ctx ends. It
+// returns the last run's error only when that run was interrupted; Ctrl-C while waiting ends
+// the watch normally.
+func (a *app) watch(ctx context.Context, cfg *testConfig) error {
+	for {
+		files := watchedFiles(cfg.paths)
+		stamp := stamps(files)
+		err := a.testOnce(ctx, cfg)
+		if ctx.Err() != nil {
+			return err
+		}
+		if err != nil {
+			report(a.io.Stderr, err, exitCodeOf(ctx, err), false)
+		}
+		fmt.Fprintf(a.io.Stderr, "Watching %s for changes (Ctrl-C to stop)…\n", counted(len(files), "file", "files"))
+		t := time.NewTicker(watchPoll)
+		changed := false
+		for !changed {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+				files = watchedFiles(cfg.paths)
+				now := stamps(files)
+				changed = !equalStamps(stamp, now)
+			}
+		}
+		t.Stop()
+		fmt.Fprintln(a.io.Stderr, "Change detected; running again.")
+	}
+}
+
+// watchedFiles lists the collection files and directories behind paths.
+func watchedFiles(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, p)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			for _, pat := range []string{"*.yaml", "*.yml"} {
+				m, _ := filepath.Glob(filepath.Join(p, pat))
+				out = append(out, m...)
+			}
+		}
+	}
+	return out
+}
+
+// stamps records each file's modification time and size ("" when missing).
+func stamps(files []string) map[string]string {
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			out[f] = fmt.Sprintf("%d/%d", st.ModTime().UnixNano(), st.Size())
+		} else {
+			out[f] = ""
+		}
+	}
+	return out
+}
+
+func equalStamps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
