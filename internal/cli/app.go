@@ -64,6 +64,10 @@ func (a *app) verbs() []*cli.Command {
 		a.toolsCommand(),
 		a.callCommand(),
 		a.inspectCommand(),
+		a.testCommand(),
+		a.validateCommand(),
+		a.baselineCommand(),
+		a.compareCommand(),
 		a.testserverCommand(),
 		a.versionCommand(),
 	}
