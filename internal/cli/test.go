@@ -32,6 +32,7 @@ const (
 )
 
 func (a *app) testCommand() *cli.Command {
+	save := &optionalName{}
 	return &cli.Command{
 		Name:  "test",
 		Usage: "run collections of tests against their servers",
@@ -55,14 +56,14 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
 			&cli.BoolFlag{Name: "update", Usage: "rewrite snapshot files instead of comparing with them"},
 			&cli.BoolFlag{Name: "watch", Usage: "run again whenever a collection file changes (Ctrl-C ends)"},
-			&cli.GenericFlag{Name: "save-baseline", Value: &optionalName{}, Usage: "save this run as baseline `NAME` (--save-baseline alone: the git branch, else \"default\")"},
+			&cli.GenericFlag{Name: "save-baseline", Value: save, Usage: "save this run as baseline `NAME` (--save-baseline alone: the git branch, else \"default\")"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare this run with baseline `NAME`; a regression exits 1"},
 			&cli.StringFlag{Name: "baseline-dir", Value: defaultBaselineDir, Usage: "where baselines live (`DIR`)"},
 			&cli.BoolFlag{Name: "ignore-latency", Usage: "with --baseline, do not compare latencies (noisy machines)"},
 			&cli.DurationFlag{Name: "timeout", Usage: "default per-request timeout of servers that set no timeouts.call (default 25s)"},
 			&cli.DurationFlag{Name: "connect-timeout", Usage: "default start/handshake timeout of servers that set no timeouts.connect (default 10s)"},
 		},
-		Action: a.test,
+		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
 	}
 }
 
@@ -105,8 +106,8 @@ type reporterSpec struct {
 	name, path string
 }
 
-func (a *app) test(ctx context.Context, cmd *cli.Command) error {
-	cfg, err := a.testConfig(cmd)
+func (a *app) test(ctx context.Context, cmd *cli.Command, save *optionalName) error {
+	cfg, err := a.testConfig(cmd, save)
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (a *app) test(ctx context.Context, cmd *cli.Command) error {
 }
 
 // testConfig reads and checks the flags; every problem is a config error (exit 3).
-func (a *app) testConfig(cmd *cli.Command) (*testConfig, error) {
+func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, error) {
 	cfg := &testConfig{
 		paths:         cmd.Args().Slice(),
 		watch:         cmd.Bool("watch"),
@@ -129,11 +130,7 @@ func (a *app) testConfig(cmd *cli.Command) (*testConfig, error) {
 		return nil, &Error{Code: ExitConfig, Msg: "no collection given",
 			Hint: "pass collection files or directories: mcpspec test examples/quickstart.yaml"}
 	}
-	if v, ok := cmd.Value("save-baseline").(*optionalName); ok {
-		cfg.saveBaseline = v
-	} else if g, ok := cmd.Generic("save-baseline").(*optionalName); ok {
-		cfg.saveBaseline = g
-	}
+	cfg.saveBaseline = save
 	vars, err := parseVars(cmd.StringSlice("var"))
 	if err != nil {
 		return nil, err
