@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -424,5 +425,27 @@ tests:
 	}
 	if n := srv.Stats().Sessions; n != 3 {
 		t.Errorf("%d sessions, want 3 (one per crash plus a fresh one)", n)
+	}
+}
+
+func TestParallelSessionsSeeOutputSchemas(t *testing.T) {
+	// Sessions opened while the first one lists the tools must still see the output schemas.
+	srv := tcpServer(t, nil)
+	var b strings.Builder
+	b.WriteString("name: Schemas\nserver: tcp://ADDR\ntests:\n")
+	for i := range 8 {
+		fmt.Fprintf(&b, "  - {id: add%d, tool: add, input: {a: %d, b: 1}, assertions: [{type: schema}]}\n", i, i)
+	}
+	col := parse(t, b.String(), nil, "ADDR", srv.Addr)
+	for range 3 {
+		run, err := runCols(t, &runner.Options{Parallel: 4}, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range run.Collections[0].Tests {
+			if x.Status != result.Passed {
+				t.Fatalf("%s: %s %+v", x.ID, x.Status, x.Failures)
+			}
+		}
 	}
 }

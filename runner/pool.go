@@ -38,7 +38,8 @@ type pool struct {
 	all       []*conn // every session opened and not yet closed
 	opened    int     // sessions opened so far, for stderr file names
 	failed    *result.Error
-	connected bool // at least one session opened
+	connected bool          // at least one session opened
+	recorded  chan struct{} // closed once the first session recorded the server and tools
 	tools     map[string]json.RawMessage
 }
 
@@ -165,12 +166,24 @@ func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
 			c.stderrPath = sp
 		}
 	}
+	// The first session records the server and its tools; a session opened meanwhile waits
+	// for that, so every test sees the tools' output schemas.
 	p.mu.Lock()
 	first := !p.connected
-	p.connected = true
+	if first {
+		p.connected = true
+		p.recorded = make(chan struct{})
+	}
+	recorded := p.recorded
 	p.mu.Unlock()
 	if first {
 		p.record(ctx, c, srv, target)
+		close(recorded)
+	} else {
+		select {
+		case <-recorded:
+		case <-ctx.Done():
+		}
 	}
 	return c, nil
 }
