@@ -103,6 +103,7 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	cmd := exec.Command("mcpspec", append([]string{"testserver", "--transport", transport, "--addr", "127.0.0.1:0"}, args[2:]...)...)
 	cmd.Dir = ts.Getenv("WORK")
+	cmd.SysProcAttr = serveAttr()
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	ts.Check(err)
