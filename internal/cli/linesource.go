@@ -50,7 +50,7 @@ func newLineSource(in io.Reader, out io.Writer, prompt string) *lineSource {
 			io.Reader
 			io.Writer
 		}{fin, fout}, prompt)
-		if w, h, err := term.GetSize(int(fout.Fd())); err == nil {
+		if w, h, err := term.GetSize(int(fout.Fd())); err == nil && w > 0 && h > 0 {
 			_ = ls.term.SetSize(w, h)
 		}
 		rd = ls.term
