@@ -56,7 +56,7 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
 			&cli.BoolFlag{Name: "update", Usage: "rewrite snapshot files instead of comparing with them"},
 			&cli.BoolFlag{Name: "watch", Usage: "run again whenever a collection file changes (Ctrl-C ends)"},
-			&cli.GenericFlag{Name: "save-baseline", Value: save, Usage: "save this run as baseline `NAME` (--save-baseline alone: the git branch, else \"default\")"},
+			&cli.GenericFlag{Name: "save-baseline", Value: save, Usage: "save this run as a baseline: --save-baseline`[=NAME]` (no NAME: the git branch, else \"default\"; write the = sign)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare this run with baseline `NAME`; a regression exits 1"},
 			&cli.StringFlag{Name: "baseline-dir", Value: defaultBaselineDir, Usage: "where baselines live (`DIR`)"},
 			&cli.BoolFlag{Name: "ignore-latency", Usage: "with --baseline, do not compare latencies (noisy machines)"},
