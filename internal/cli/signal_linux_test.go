@@ -43,6 +43,9 @@ func TestSignalStopsServerTree(t *testing.T) {
 			cmd := exec.Command(exe, "call", "--server", spec, "--timeout", "1m", "--connect-timeout", "1m", "echo", "--args", `{"text":"x"}`)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			// Grandchildren inherit the output pipes; if the test kills only mcpspec, Wait must
+			// not block on them forever.
+			cmd.WaitDelay = 5 * time.Second
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
