@@ -134,6 +134,14 @@ func (s *Session) response(env *envelope, f transport.Frame) {
 			msg = fmt.Sprintf("response for id %d, which is not pending (duplicate, or a raw request's)", id)
 		default:
 			msg = fmt.Sprintf("response with unknown id %d (never issued)", id)
+			// A pending call that then times out was most likely answered under the wrong id:
+			// blame this frame rather than report a bare Timeout.
+			s.mu.Lock()
+			if len(s.unroutable) >= maxUnroutable {
+				s.unroutable = s.unroutable[1:]
+			}
+			s.unroutable = append(s.unroutable, unroutable{at: f.At, category: ProtocolError, message: msg, frame: excerpt(f.Data)})
+			s.mu.Unlock()
 		}
 		s.finding(Finding{Category: ProtocolError, Message: msg, Frame: excerpt(f.Data), At: f.At})
 		return

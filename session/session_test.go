@@ -219,6 +219,20 @@ func TestFaultCategories(t *testing.T) {
 			},
 		},
 		{
+			name:   "answer under a wrong id then timeout",
+			opts:   Options{RequestTimeout: 80 * time.Millisecond},
+			answer: func(f *fake, m msg) { f.send(`{"jsonrpc":"2.0","id":987654,"result":{"content":[]}}`) },
+			want:   ProtocolError,
+			check: func(t *testing.T, e *Error, s *Session, _ *fake) {
+				if !strings.Contains(string(e.Frame), "987654") || !strings.Contains(e.Message, "unknown id 987654") {
+					t.Errorf("frame %s message %q", e.Frame, e.Message)
+				}
+				if fs := s.Findings(); len(fs) != 1 || fs[0].Category != ProtocolError {
+					t.Errorf("findings %+v", fs)
+				}
+			},
+		},
+		{
 			name:   "timeout sends notifications/cancelled",
 			opts:   Options{RequestTimeout: 50 * time.Millisecond},
 			answer: func(*fake, msg) {},
