@@ -136,19 +136,25 @@ func (s *Session) page(ctx context.Context, method, member string, item func(raw
 	}
 }
 
-// ListTools returns every tool, following nextCursor until the last page.
-func (s *Session) ListTools(ctx context.Context) ([]Tool, error) {
-	var out []Tool
-	err := s.page(ctx, "tools/list", "tools", func(raw json.RawMessage) error {
-		var t Tool
-		if err := json.Unmarshal(raw, &t); err != nil {
+// listAll walks the cursor-paged list method with [Session.page], decoding each element of
+// member into a T; setRaw keeps the element's bytes as the server sent them.
+func listAll[T any](ctx context.Context, s *Session, method, member string, setRaw func(*T, json.RawMessage)) ([]T, error) {
+	var out []T
+	err := s.page(ctx, method, member, func(raw json.RawMessage) error {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
 			return err
 		}
-		t.Raw = raw
-		out = append(out, t)
+		setRaw(&v, raw)
+		out = append(out, v)
 		return nil
 	})
 	return out, err
+}
+
+// ListTools returns every tool, following nextCursor until the last page.
+func (s *Session) ListTools(ctx context.Context) ([]Tool, error) {
+	return listAll(ctx, s, "tools/list", "tools", func(t *Tool, raw json.RawMessage) { t.Raw = raw })
 }
 
 // CallTool calls a tool. A result with isError is returned with a nil error.
@@ -213,32 +219,12 @@ func decodeToolResult(raw []byte) (*ToolResult, error) {
 
 // ListResources returns every resource (all pages).
 func (s *Session) ListResources(ctx context.Context) ([]Resource, error) {
-	var out []Resource
-	err := s.page(ctx, "resources/list", "resources", func(raw json.RawMessage) error {
-		var r Resource
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return err
-		}
-		r.Raw = raw
-		out = append(out, r)
-		return nil
-	})
-	return out, err
+	return listAll(ctx, s, "resources/list", "resources", func(r *Resource, raw json.RawMessage) { r.Raw = raw })
 }
 
 // ListResourceTemplates returns every resource template (all pages).
 func (s *Session) ListResourceTemplates(ctx context.Context) ([]ResourceTemplate, error) {
-	var out []ResourceTemplate
-	err := s.page(ctx, "resources/templates/list", "resourceTemplates", func(raw json.RawMessage) error {
-		var r ResourceTemplate
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return err
-		}
-		r.Raw = raw
-		out = append(out, r)
-		return nil
-	})
-	return out, err
+	return listAll(ctx, s, "resources/templates/list", "resourceTemplates", func(r *ResourceTemplate, raw json.RawMessage) { r.Raw = raw })
 }
 
 // ReadResource reads one resource; the raw result holds `contents`.
@@ -251,17 +237,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string) (*Response, erro
 
 // ListPrompts returns every prompt (all pages).
 func (s *Session) ListPrompts(ctx context.Context) ([]Prompt, error) {
-	var out []Prompt
-	err := s.page(ctx, "prompts/list", "prompts", func(raw json.RawMessage) error {
-		var p Prompt
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return err
-		}
-		p.Raw = raw
-		out = append(out, p)
-		return nil
-	})
-	return out, err
+	return listAll(ctx, s, "prompts/list", "prompts", func(p *Prompt, raw json.RawMessage) { p.Raw = raw })
 }
 
 // GetPrompt gets one prompt with arguments; the raw result holds `messages`.
