@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 )
 
 // WriteText renders the diff for a terminal: a verdict line, the regressions, the fixed (stale)
@@ -127,7 +128,7 @@ func (d *Diff) sections() []section {
 	}
 	for _, l := range d.Latency {
 		text := fmt.Sprintf("%s: p95 %s → %s (%s, %+.0f%%; %d vs %d samples)", testLabel(l.Collection, l.Test),
-			fmtDur(l.BaseP95), fmtDur(l.CurrentP95), signedDur(l.Delta()), l.Percent(), l.BaseSamples, l.CurSamples)
+			textfmt.Duration(l.BaseP95), textfmt.Duration(l.CurrentP95), signedDur(l.Delta()), l.Percent(), l.BaseSamples, l.CurSamples)
 		if l.Kind == Slower {
 			reg.lines = append(reg.lines, line{text: "slower " + text})
 		} else {
@@ -174,7 +175,7 @@ func (d *Diff) verdict() string {
 		kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
 	}
 	sort.Strings(kinds)
-	return fmt.Sprintf("REGRESSED: %s (%s)", plural(total, "regression"), strings.Join(kinds, ", "))
+	return fmt.Sprintf("REGRESSED: %s (%s)", textfmt.Plural(total, "regression"), strings.Join(kinds, ", "))
 }
 
 // meaning derives the "what this means" sentences.
@@ -182,17 +183,17 @@ func (d *Diff) meaning() []string {
 	var out []string
 	r := d.Regressions()
 	if len(r) == 0 {
-		out = append(out, fmt.Sprintf("Nothing got worse across the %s both runs share: safe to merge as far as this collection can tell.", plural(d.Compared, "test")))
+		out = append(out, fmt.Sprintf("Nothing got worse across the %s both runs share: safe to merge as far as this collection can tell.", textfmt.Plural(d.Compared, "test")))
 	}
 	if n := r[Regressed]; n > 0 {
-		out = append(out, fmt.Sprintf("%s that passed on the baseline now %s: a behaviour change in the server, or a test that relied on it.", plural(n, "test"), agree(n, "fails", "fail")))
+		out = append(out, fmt.Sprintf("%s that passed on the baseline now %s: a behaviour change in the server, or a test that relied on it.", textfmt.Plural(n, "test"), agree(n, "fails", "fail")))
 	}
 	if n := r[Slower]; n > 0 {
 		out = append(out, fmt.Sprintf("%s got slower than the tolerance (%.0f%% and %s): a single run is noisy, so re-run before blaming the code; a repeat is a real slowdown.",
-			plural(n, "test"), d.Options.LatencyRelative*100, fmtDur(d.Options.LatencyAbsolute)))
+			textfmt.Plural(n, "test"), d.Options.LatencyRelative*100, textfmt.Duration(d.Options.LatencyAbsolute)))
 	}
 	if n := r[Removed] + r[Breaking]; n > 0 {
-		out = append(out, fmt.Sprintf("%s %s removed or changed incompatibly: existing clients and prompts that call %s will break.", plural(n, "tool"), agree(n, "was", "were"), agree(n, "it", "them")))
+		out = append(out, fmt.Sprintf("%s %s removed or changed incompatibly: existing clients and prompts that call %s will break.", textfmt.Plural(n, "tool"), agree(n, "was", "were"), agree(n, "it", "them")))
 	}
 	fixed := 0
 	for _, t := range d.Tests {
@@ -201,7 +202,7 @@ func (d *Diff) meaning() []string {
 		}
 	}
 	if fixed > 0 {
-		out = append(out, fmt.Sprintf("%s failing on the baseline now %s: the baseline is stale — save a new one once this lands.", plural(fixed, "test"), agree(fixed, "passes", "pass")))
+		out = append(out, fmt.Sprintf("%s failing on the baseline now %s: the baseline is stale — save a new one once this lands.", textfmt.Plural(fixed, "test"), agree(fixed, "passes", "pass")))
 	}
 	return out
 }
@@ -222,11 +223,7 @@ func runLabel(r RunInfo) string {
 	if r.Git != nil && r.Git.Branch != "" {
 		s += " (" + r.Git.Branch
 		if r.Git.Commit != "" {
-			c := r.Git.Commit
-			if len(c) > 12 {
-				c = c[:12]
-			}
-			s += " @ " + c
+			s += " @ " + textfmt.ShortCommit(r.Git.Commit)
 		}
 		s += ")"
 	}
@@ -240,36 +237,11 @@ func testLabel(col, test string) string {
 	return col + " › " + test
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
-// fmtDur matches the reporters' compact durations.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Millisecond:
-		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
-	case d < 10*time.Millisecond:
-		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
-	case d < time.Second:
-		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
-	case d < time.Minute:
-		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
-	default:
-		return d.Round(time.Second).String()
-	}
-}
-
 func signedDur(d time.Duration) string {
 	if d < 0 {
-		return "-" + fmtDur(-d)
+		return "-" + textfmt.Duration(-d)
 	}
-	return "+" + fmtDur(d)
+	return "+" + textfmt.Duration(d)
 }
 
 // mdEscape escapes text for GitHub markdown: HTML-significant characters become entities and

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -72,24 +73,6 @@ func oneLine(s string) string {
 		return s
 	}
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// fmtDur renders a duration compactly and deterministically: 850µs, 12ms, 1.25s, 2m3s.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Millisecond:
-		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
-	case d < 10*time.Millisecond:
-		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
-	case d < time.Second:
-		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
-	case d < time.Minute:
-		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
-	default:
-		return d.Round(time.Second).String()
-	}
 }
 
 // seconds renders d in seconds with millisecond precision, as JUnit wants.
@@ -225,14 +208,6 @@ func hint(e *result.Error) string {
 	return categoryHints()[e.Category]
 }
 
-// plural returns "1 test" / "2 tests".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
 // interpret derives the "what this means" sentences from a run: data turned into information.
 func interpret(run *result.Run) []string {
 	c := countRun(run)
@@ -244,9 +219,9 @@ func interpret(run *result.Run) []string {
 	case ran == 0:
 		out = append(out, "Every test was skipped, so this run says nothing about the server yet.")
 	case c.Failed == 0 && c.Errored == 0:
-		out = append(out, fmt.Sprintf("All %s that ran passed: the server behaved as the collection expects.", plural(ran, "test")))
+		out = append(out, fmt.Sprintf("All %s that ran passed: the server behaved as the collection expects.", textfmt.Plural(ran, "test")))
 	default:
-		s := fmt.Sprintf("%d of %s that ran did not pass.", c.Failed+c.Errored, plural(ran, "test"))
+		s := fmt.Sprintf("%d of %s that ran did not pass.", c.Failed+c.Errored, textfmt.Plural(ran, "test"))
 		if c.Failed > 0 {
 			s += fmt.Sprintf(" %s: the server answered, but not as expected.", failedPhrase(c.Failed))
 		}
@@ -262,7 +237,7 @@ func interpret(run *result.Run) []string {
 		}
 	}
 	if len(fl) > 0 {
-		out = append(out, fmt.Sprintf("%s passed only after a retry (%s): treat as flaky; the retry hides an intermittent failure.", plural(len(fl), "test"), strings.Join(fl, ", ")))
+		out = append(out, fmt.Sprintf("%s passed only after a retry (%s): treat as flaky; the retry hides an intermittent failure.", textfmt.Plural(len(fl), "test"), strings.Join(fl, ", ")))
 	}
 	if run.Interrupted {
 		out = append(out, "The run was interrupted before every test ran; skipped tests were not judged.")
@@ -271,7 +246,7 @@ func interpret(run *result.Run) []string {
 		if c.Skipped == 1 {
 			verb = "was"
 		}
-		out = append(out, fmt.Sprintf("%s %s skipped (filtered out, or a dependency did not pass).", plural(c.Skipped, "test"), verb))
+		out = append(out, fmt.Sprintf("%s %s skipped (filtered out, or a dependency did not pass).", textfmt.Plural(c.Skipped, "test"), verb))
 	}
 	ds := latencies(run)
 	if len(ds) >= 2 {
@@ -282,9 +257,9 @@ func interpret(run *result.Run) []string {
 		top := slowest(run, 1)[0]
 		share := float64(top.T.Latency) * 100 / float64(sum)
 		if len(ds) >= 4 && share >= 40 {
-			out = append(out, fmt.Sprintf("The slowest test, %s, took %s — %.0f%% of all test latency; look there first for speed.", top.T.Name, fmtDur(top.T.Latency), share))
+			out = append(out, fmt.Sprintf("The slowest test, %s, took %s — %.0f%% of all test latency; look there first for speed.", top.T.Name, textfmt.Duration(top.T.Latency), share))
 		} else {
-			out = append(out, fmt.Sprintf("No single test dominates latency: p50 %s, p95 %s, slowest %s (%s).", fmtDur(percentile(ds, 50)), fmtDur(percentile(ds, 95)), top.T.Name, fmtDur(top.T.Latency)))
+			out = append(out, fmt.Sprintf("No single test dominates latency: p50 %s, p95 %s, slowest %s (%s).", textfmt.Duration(percentile(ds, 50)), textfmt.Duration(percentile(ds, 95)), top.T.Name, textfmt.Duration(top.T.Latency)))
 		}
 	}
 	return out

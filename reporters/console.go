@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -127,7 +128,7 @@ func (c *Console) testLine(col *result.Collection, t *result.Test) string {
 	b.WriteString(" ")
 	b.WriteString(clean(oneLine(fullName(col, t))))
 	if t.Status != result.Skipped {
-		b.WriteString(c.paint(ansiDim, "  "+fmtDur(t.Duration)))
+		b.WriteString(c.paint(ansiDim, "  "+textfmt.Duration(t.Duration)))
 	}
 	if retried(t) {
 		b.WriteString(c.paint(ansiYellow, fmt.Sprintf("  (%d attempts)", len(t.Attempts))))
@@ -263,8 +264,8 @@ func (c *Console) summary(w *bufio.Writer, run *result.Run) {
 	if n.Skipped > 0 {
 		parts = append(parts, c.paint(ansiYellow, fmt.Sprintf("%d skipped", n.Skipped)))
 	}
-	fmt.Fprintf(w, "\n%s  %s: %s · pass rate %s · %s\n", c.paint(code, word), plural(n.Total, "test"),
-		strings.Join(parts, ", "), fmtRate(n), fmtDur(run.Duration))
+	fmt.Fprintf(w, "\n%s  %s: %s · pass rate %s · %s\n", c.paint(code, word), textfmt.Plural(n.Total, "test"),
+		strings.Join(parts, ", "), fmtRate(n), textfmt.Duration(run.Duration))
 	for _, s := range interpret(run) {
 		fmt.Fprintf(w, "  %s\n", c.paint(ansiDim, s))
 	}

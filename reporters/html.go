@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -122,14 +123,14 @@ func (h *HTML) data(run *result.Run) htmlData {
 		VerdictClass: strings.ToLower(statusWord(run)),
 		Counts:       n,
 		PassRate:     fmtRate(n),
-		Duration:     fmtDur(run.Duration),
+		Duration:     textfmt.Duration(run.Duration),
 		Started:      fmtTime(run.StartedAt),
 		Environment:  run.Environment,
 		Interrupted:  run.Interrupted,
 		Meaning:      interpret(run),
 	}
 	if run.Git != nil {
-		d.Branch, d.Commit = run.Git.Branch, shortCommit(run.Git.Commit)
+		d.Branch, d.Commit = run.Git.Branch, textfmt.ShortCommit(run.Git.Commit)
 	}
 	tests := map[*result.Test]htmlTest{}
 	for _, it := range items(run) {
@@ -139,7 +140,7 @@ func (h *HTML) data(run *result.Run) htmlData {
 		if c == nil {
 			continue
 		}
-		hc := htmlCollection{Name: c.Name, File: c.File, Counts: countCol(c), Duration: fmtDur(c.Duration)}
+		hc := htmlCollection{Name: c.Name, File: c.File, Counts: countCol(c), Duration: textfmt.Duration(c.Duration)}
 		hc.Rate = fmtRate(hc.Counts)
 		for _, s := range c.Servers {
 			v := s.Name + " · " + s.Transport + " " + s.Target
@@ -187,7 +188,7 @@ func (h *HTML) test(it item) htmlTest {
 		Kind:       t.Kind,
 		Target:     t.Target,
 		Server:     t.Server,
-		Duration:   fmtDur(t.Duration),
+		Duration:   textfmt.Duration(t.Duration),
 		Latency:    latencyText(t.Latency),
 		SkipReason: t.SkipReason,
 		Error:      t.Error,
@@ -204,7 +205,7 @@ func (h *HTML) test(it item) htmlTest {
 		ht.Failures = append(ht.Failures, htmlFailure{Failure: f, Where: location(it.Col, &f)})
 	}
 	for i, a := range t.Attempts {
-		row := htmlAttempt{N: i + 1, Status: string(a.Status), Duration: fmtDur(a.Duration), Latency: latencyText(a.Latency)}
+		row := htmlAttempt{N: i + 1, Status: string(a.Status), Duration: textfmt.Duration(a.Duration), Latency: latencyText(a.Latency)}
 		var parts []string
 		if a.Error != nil {
 			parts = append(parts, a.Error.Category+": "+a.Error.Message)
@@ -252,7 +253,7 @@ func chart(run *result.Run) htmlChart {
 		}
 		y := i * (barH + gap)
 		c.Bars = append(c.Bars, htmlBar{
-			X: labelW, Y: y, W: w, TextY: y + barH - 5, ValueX: labelW + w + 6, Label: label, Value: fmtDur(it.T.Latency),
+			X: labelW, Y: y, W: w, TextY: y + barH - 5, ValueX: labelW + w + 6, Label: label, Value: textfmt.Duration(it.T.Latency),
 			Status: string(it.T.Status), Anchor: "t" + strconv.Itoa(it.N),
 		})
 	}
@@ -265,5 +266,5 @@ func latencyText(d time.Duration) string {
 	if d <= 0 {
 		return ""
 	}
-	return fmtDur(d)
+	return textfmt.Duration(d)
 }

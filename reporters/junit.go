@@ -10,6 +10,7 @@ import (
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -132,12 +133,12 @@ func (j *JUnit) testcase(class string, c *result.Collection, t *result.Test) jun
 	}
 	line("server", t.Server)
 	if t.Latency > 0 {
-		line("latency", fmtDur(t.Latency))
+		line("latency", textfmt.Duration(t.Latency))
 	}
 	if len(t.Attempts) > 0 {
 		line("attempts", strconv.Itoa(len(t.Attempts)))
 		for i, a := range t.Attempts {
-			s := fmt.Sprintf("  #%d %s %s", i+1, a.Status, fmtDur(a.Duration))
+			s := fmt.Sprintf("  #%d %s %s", i+1, a.Status, textfmt.Duration(a.Duration))
 			if a.Error != nil {
 				s += " " + a.Error.Category + ": " + oneLine(a.Error.Message)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -54,7 +55,7 @@ func (m *Markdown) Report(w io.Writer, run *result.Run) error {
 	}
 	if shown < len(ps) {
 		fmt.Fprintf(&fails, "> [!NOTE]\n> %s not shown here: this comment is kept under %d bytes. The JSON or HTML report has every failure.\n\n",
-			plural(len(ps)-shown, "more failure"), m.opts.MarkdownLimit)
+			textfmt.Plural(len(ps)-shown, "more failure"), m.opts.MarkdownLimit)
 	}
 	out := head + fails.String() + lat
 	if len(out) > m.opts.MarkdownLimit {
@@ -81,7 +82,7 @@ func (m *Markdown) head(run *result.Run) string {
 	emoji := map[string]string{"PASS": "✅", "FAIL": "❌", "INTERRUPTED": "⚠️"}[statusWord(run)]
 	fmt.Fprintf(&b, "## %s %s — %s\n\n", emoji, mdText(title(m.opts, run)), statusWord(run))
 	fmt.Fprintf(&b, "**%s** · %d passed · %d failed · %d errored · %d skipped · pass rate %s · %s\n",
-		plural(n.Total, "test"), n.Passed, n.Failed, n.Errored, n.Skipped, fmtRate(n), fmtDur(run.Duration))
+		textfmt.Plural(n.Total, "test"), n.Passed, n.Failed, n.Errored, n.Skipped, fmtRate(n), textfmt.Duration(run.Duration))
 	var meta []string
 	if s := fmtTime(run.StartedAt); s != "" {
 		meta = append(meta, "started "+s)
@@ -95,7 +96,7 @@ func (m *Markdown) head(run *result.Run) string {
 			s += " " + mdCode(g.Branch)
 		}
 		if g.Commit != "" {
-			s += " @ " + mdCode(shortCommit(g.Commit))
+			s += " @ " + mdCode(textfmt.ShortCommit(g.Commit))
 		}
 		meta = append(meta, s)
 	}
@@ -113,7 +114,7 @@ func (m *Markdown) head(run *result.Run) string {
 			continue
 		}
 		if rows == maxTableCollections {
-			fmt.Fprintf(&b, "| … %s more | | | | | | | | |\n", plural(len(run.Collections)-rows, "collection"))
+			fmt.Fprintf(&b, "| … %s more | | | | | | | | |\n", textfmt.Plural(len(run.Collections)-rows, "collection"))
 			break
 		}
 		rows++
@@ -130,10 +131,10 @@ func (m *Markdown) head(run *result.Run) string {
 			servers = append(servers, mdCode(v)+" ("+mdText(s.Transport)+")")
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %s | %s |\n", mdText(c.Name), strings.Join(servers, "<br>"),
-			cc.Total, cc.Passed, cc.Failed, cc.Errored, cc.Skipped, fmtRate(cc), fmtDur(c.Duration))
+			cc.Total, cc.Passed, cc.Failed, cc.Errored, cc.Skipped, fmtRate(cc), textfmt.Duration(c.Duration))
 	}
 	fmt.Fprintf(&b, "| **Total** | | **%d** | **%d** | **%d** | **%d** | **%d** | **%s** | **%s** |\n\n",
-		n.Total, n.Passed, n.Failed, n.Errored, n.Skipped, fmtRate(n), fmtDur(run.Duration))
+		n.Total, n.Passed, n.Failed, n.Errored, n.Skipped, fmtRate(n), textfmt.Duration(run.Duration))
 	b.WriteString("### What this means\n\n")
 	for _, s := range interpret(run) {
 		b.WriteString("- " + mdText(s) + "\n")
@@ -214,12 +215,12 @@ func (m *Markdown) latency(run *result.Run) string {
 	}
 	var b strings.Builder
 	b.WriteString("### Latency\n\n| Tests | p50 | p95 | p99 | max |\n|--:|--:|--:|--:|--:|\n")
-	fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n\n", len(ds), fmtDur(percentile(ds, 50)), fmtDur(percentile(ds, 95)),
-		fmtDur(percentile(ds, 99)), fmtDur(percentile(ds, 100)))
+	fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n\n", len(ds), textfmt.Duration(percentile(ds, 50)), textfmt.Duration(percentile(ds, 95)),
+		textfmt.Duration(percentile(ds, 99)), textfmt.Duration(percentile(ds, 100)))
 	b.WriteString("| Slowest tests | Status | Latency | Duration | Attempts |\n|---|---|--:|--:|--:|\n")
 	for _, it := range slowest(run, maxSlowest) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d |\n", mdText(oneLine(fullName(it.Col, it.T))), it.T.Status,
-			fmtDur(it.T.Latency), fmtDur(it.T.Duration), len(it.T.Attempts))
+			textfmt.Duration(it.T.Latency), textfmt.Duration(it.T.Duration), len(it.T.Attempts))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -275,12 +276,4 @@ func mdFence(s string) string {
 		fence += "`"
 	}
 	return fence + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
-}
-
-// shortCommit keeps the first 12 characters of a commit hash.
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
 }

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -92,7 +93,7 @@ func (t *TAP) Report(w io.Writer, run *result.Run) error {
 	}
 	if run.Interrupted {
 		c := countRun(run)
-		fmt.Fprintf(&b, "Bail out! run interrupted after %d of %s\n", c.Total-c.Skipped, plural(c.Total, "test"))
+		fmt.Fprintf(&b, "Bail out! run interrupted after %d of %s\n", c.Total-c.Skipped, textfmt.Plural(c.Total, "test"))
 	}
 	_, err := w.Write(b.Bytes())
 	if err = errors.Join(t.liveErr, err); err != nil {
@@ -165,7 +166,7 @@ type tapFailure struct {
 
 func (t *TAP) diagnostics(b *bytes.Buffer, c *result.Collection, tc *result.Test) {
 	lim := t.opts.ExcerptLimit
-	d := tapDiag{Severity: "fail", Duration: fmtDur(tc.Duration)}
+	d := tapDiag{Severity: "fail", Duration: textfmt.Duration(tc.Duration)}
 	if c != nil {
 		d.Collection, d.File = c.Name, c.File
 	}
@@ -191,7 +192,7 @@ func (t *TAP) diagnostics(b *bytes.Buffer, c *result.Collection, tc *result.Test
 	}
 	if retried(tc) {
 		for _, a := range tc.Attempts {
-			d.Attempts = append(d.Attempts, string(a.Status)+" "+fmtDur(a.Duration))
+			d.Attempts = append(d.Attempts, string(a.Status)+" "+textfmt.Duration(a.Duration))
 		}
 	}
 	d.Response = excerpt(tc.Response, lim)

@@ -1,0 +1,41 @@
+package textfmt
+
+import (
+	"strconv"
+	"time"
+)
+
+// Duration renders d compactly and deterministically: 850µs, 2.5ms, 12ms, 1.25s, 2m3s; zero
+// and negative durations render as "0s".
+func Duration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
+	case d < 10*time.Millisecond:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+// Plural counts word regularly: "1 test", "2 tests", "0 tests".
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// ShortCommit keeps the first 12 characters of a commit hash.
+func ShortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}

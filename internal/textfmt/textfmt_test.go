@@ -1,0 +1,44 @@
+package textfmt
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDuration(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0s"},
+		{0, "0s"},
+		{850 * time.Microsecond, "850µs"},
+		{2500 * time.Microsecond, "2.5ms"},
+		{12 * time.Millisecond, "12ms"},
+		{1250 * time.Millisecond, "1.25s"},
+		{123 * time.Second, "2m3s"},
+	} {
+		if got := Duration(tc.d); got != tc.want {
+			t.Errorf("Duration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0 tests"}, {1, "1 test"}, {2, "2 tests"}} {
+		if got := Plural(tc.n, "test"); got != tc.want {
+			t.Errorf("Plural(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestShortCommit(t *testing.T) {
+	for in, want := range map[string]string{"": "", "abc": "abc", "0123456789abcdef": "0123456789ab"} {
+		if got := ShortCommit(in); got != want {
+			t.Errorf("ShortCommit(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
