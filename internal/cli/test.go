@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/baseline"
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/runner"
@@ -285,7 +286,7 @@ func loadCollections(paths []string, lo *collection.LoadOptions) ([]*collection.
 			lines[i] = "  " + e.Error()
 		}
 		return nil, &Error{Code: ExitConfig, Err: err,
-			Msg:  fmt.Sprintf("%s in the collection:\n%s", counted(len(list), "problem", "problems"), strings.Join(lines, "\n")),
+			Msg:  fmt.Sprintf("%s in the collection:\n%s", textfmt.Plural(len(list), "problem"), strings.Join(lines, "\n")),
 			Hint: "fix the lines above, then check with 'mcpspec validate FILE'"}
 	}
 	return nil, &Error{Code: ExitConfig, Msg: err.Error(), Err: err, Hint: "pass collection files (*.yaml) or directories holding them"}
@@ -504,7 +505,7 @@ func (a *app) watch(ctx context.Context, cfg *testConfig) error {
 		if err != nil {
 			report(a.io.Stderr, err, exitCodeOf(ctx, err), false)
 		}
-		fmt.Fprintf(a.io.Stderr, "Watching %s for changes (Ctrl-C to stop)…\n", counted(len(files), "file", "files"))
+		fmt.Fprintf(a.io.Stderr, "Watching %s for changes (Ctrl-C to stop)…\n", textfmt.Plural(len(files), "file"))
 		t := time.NewTicker(watchPoll)
 		changed := false
 		for !changed {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -82,7 +83,7 @@ func toolsRaw(tools []session.Tool) []json.RawMessage {
 // printTools prints a heading and an aligned table of tools.
 func printTools(w io.Writer, s *session.Session, tools []session.Tool) error {
 	info := s.ServerInfo()
-	fmt.Fprintf(w, "%d %s from %s %s (protocol %s)\n", len(tools), plural(len(tools), "tool", "tools"), orDash(info.Name), info.Version, s.ProtocolVersion())
+	fmt.Fprintf(w, "%s from %s %s (protocol %s)\n", textfmt.Plural(len(tools), "tool"), orDash(info.Name), info.Version, s.ProtocolVersion())
 	if len(tools) == 0 {
 		return nil
 	}
@@ -110,11 +111,4 @@ func toolTable(w io.Writer, tools []session.Tool) error {
 		rows = append(rows, append(r, truncate(schemaSummary(tl.InputSchema), 50), truncate(schemaSummary(tl.OutputSchema), 40), orDash(truncate(tl.Description, 60))))
 	}
 	return table(w, rows)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/runner"
 )
 
@@ -61,7 +62,7 @@ func (a *app) validate(ctx context.Context, cmd *cli.Command) error {
 		}
 	}
 	for _, c := range cols {
-		fmt.Fprintf(a.io.Stdout, "ok  %s  %s (%s)\n", c.File, c.Name, counted(len(c.Tests), "test", "tests"))
+		fmt.Fprintf(a.io.Stdout, "ok  %s  %s (%s)\n", c.File, c.Name, textfmt.Plural(len(c.Tests), "test"))
 	}
 	return nil
 }
@@ -95,11 +96,8 @@ func (a *app) serverCheck(ctx context.Context, cols []*collection.Collection, ro
 		for i, e := range problems {
 			lines[i] = "  " + e.Error()
 		}
-		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s found by --server-check:\n%s", counted(len(problems), "problem", "problems"), strings.Join(lines, "\n")),
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s found by --server-check:\n%s", textfmt.Plural(len(problems), "problem"), strings.Join(lines, "\n")),
 			Hint: "fix the tool names, or check that the right server is configured (mcpspec tools --server …)", Err: problems}
 	}
 	return nil
 }
-
-// counted renders "1 test", "3 tests".
-func counted(n int, one, many string) string { return fmt.Sprintf("%d %s", n, plural(n, one, many)) }
