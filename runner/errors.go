@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -156,7 +157,7 @@ func stderrHint(path, tail string) string {
 	if tail == "" && path != "" {
 		tail = readTail(path, 0, 4096)
 	}
-	tail = lastLines(tail, 5)
+	tail = textfmt.LastLines(tail, 5)
 	var b strings.Builder
 	if path != "" {
 		b.WriteString("see the server's stderr at " + path)
@@ -167,20 +168,6 @@ func stderrHint(path, tail string) string {
 		b.WriteString(" (last lines:\n" + tail + ")")
 	}
 	return b.String()
-}
-
-// lastLines returns the last n non-empty lines of s, each indented.
-func lastLines(s string, n int) string {
-	var lines []string
-	for _, l := range strings.Split(strings.TrimRight(s, "\r\n"), "\n") {
-		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" {
-			lines = append(lines, "  "+transport.Excerpt([]byte(l), 300))
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func innermost(err error) error {

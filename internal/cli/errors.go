@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
@@ -215,7 +216,7 @@ func (t *target) stderrHint(path, tail string) string {
 	if tail == "" && path != "" {
 		tail = tailFile(path, 4096)
 	}
-	tail = lastLines(tail, 5)
+	tail = textfmt.LastLines(tail, 5)
 	var b strings.Builder
 	if path != "" {
 		b.WriteString("see its stderr at " + path)
@@ -280,20 +281,6 @@ func tailFile(path string, n int64) string {
 		return ""
 	}
 	return string(b)
-}
-
-// lastLines returns the last n non-empty lines of s, each indented.
-func lastLines(s string, n int) string {
-	var lines []string
-	for _, l := range strings.Split(strings.TrimRight(s, "\r\n"), "\n") {
-		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" {
-			lines = append(lines, "  "+transport.Excerpt([]byte(l), 300))
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func oneLine(s string) string {

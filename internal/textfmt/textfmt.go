@@ -2,7 +2,10 @@ package textfmt
 
 import (
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/mcpspec/mcpspec/session/transport"
 )
 
 // Duration renders d compactly and deterministically: 850µs, 2.5ms, 12ms, 1.25s, 2m3s; zero
@@ -38,4 +41,19 @@ func ShortCommit(c string) string {
 		return c[:12]
 	}
 	return c
+}
+
+// LastLines returns the last n non-empty lines of s (a server's stderr, say), each indented by
+// two spaces and cut at 300 bytes with [transport.Excerpt], joined by newlines.
+func LastLines(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\r\n"), "\n") {
+		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" {
+			lines = append(lines, "  "+transport.Excerpt([]byte(l), 300))
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -1,6 +1,7 @@
 package textfmt
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,6 +40,24 @@ func TestShortCommit(t *testing.T) {
 	for in, want := range map[string]string{"": "", "abc": "abc", "0123456789abcdef": "0123456789ab"} {
 		if got := ShortCommit(in); got != want {
 			t.Errorf("ShortCommit(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLastLines(t *testing.T) {
+	long := strings.Repeat("x", 310)
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"", 5, ""},
+		{"one\r\n\n  \ntwo\n", 5, "  one\n  two"},
+		{"a\nb\nc\nd", 2, "  c\n  d"},
+		{long, 1, "  " + long[:300] + "…"},
+	} {
+		if got := LastLines(tc.in, tc.n); got != tc.want {
+			t.Errorf("LastLines(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }
