@@ -151,29 +151,17 @@ func (o *outcome) list(ctx context.Context, s *session.Session, what string) *ou
 	var err error
 	switch what {
 	case "tools":
-		var l []session.Tool
-		l, err = s.ListTools(ctx)
-		for _, x := range l {
-			items = append(items, x.Raw)
-		}
+		l, lerr := s.ListTools(ctx)
+		items, err = raws(l, func(x session.Tool) json.RawMessage { return x.Raw }), lerr
 	case "resources":
-		var l []session.Resource
-		l, err = s.ListResources(ctx)
-		for _, x := range l {
-			items = append(items, x.Raw)
-		}
+		l, lerr := s.ListResources(ctx)
+		items, err = raws(l, func(x session.Resource) json.RawMessage { return x.Raw }), lerr
 	case "prompts":
-		var l []session.Prompt
-		l, err = s.ListPrompts(ctx)
-		for _, x := range l {
-			items = append(items, x.Raw)
-		}
+		l, lerr := s.ListPrompts(ctx)
+		items, err = raws(l, func(x session.Prompt) json.RawMessage { return x.Raw }), lerr
 	case "templates":
-		var l []session.ResourceTemplate
-		l, err = s.ListResourceTemplates(ctx)
-		for _, x := range l {
-			items = append(items, x.Raw)
-		}
+		l, lerr := s.ListResourceTemplates(ctx)
+		items, err = raws(l, func(x session.ResourceTemplate) json.RawMessage { return x.Raw }), lerr
 	default:
 		err = fmt.Errorf("unknown list %q", what)
 	}
@@ -186,4 +174,13 @@ func (o *outcome) list(ctx context.Context, s *session.Session, what string) *ou
 	o.raw, _ = json.Marshal(map[string]any{"items": items})
 	o.latency = time.Since(start)
 	return o
+}
+
+// raws keeps the raw JSON of each listed entry, in order; nil for an empty list.
+func raws[T any](l []T, raw func(T) json.RawMessage) []json.RawMessage {
+	var out []json.RawMessage
+	for _, x := range l {
+		out = append(out, raw(x))
+	}
+	return out
 }
