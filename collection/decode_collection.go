@@ -2,6 +2,7 @@ package collection
 
 import (
 	"fmt"
+	"github.com/mcpspec/mcpspec/session"
 	"net/url"
 	"sort"
 	"strings"
@@ -150,7 +151,7 @@ func serverNames(c *Collection) []string {
 }
 
 // serverKeys are the keys of a server mapping.
-var serverKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "timeouts"}
+var serverKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "timeouts", "protocolVersion"}
 
 // decodeServer reads a server given as a command string or a mapping.
 func (d *decoder) decodeServer(n *yaml.Node, name string) *Server {
@@ -193,6 +194,15 @@ func (d *decoder) decodeServer(n *yaml.Node, name string) *Server {
 	}
 	if f, ok := fs["headers"]; ok {
 		s.Headers, _ = d.strMap(f.val, what+" headers")
+	}
+	if f, ok := fs["protocolVersion"]; ok {
+		if v, ok := d.str(f.val, what+" protocolVersion"); ok {
+			if versions := session.SupportedVersions(); !has(versions, v) {
+				d.errf(f.val, suggest(v, versions), "%s: unknown protocolVersion %q (one of %s)", what, v, strings.Join(versions, ", "))
+			} else {
+				s.ProtocolVersion = v
+			}
+		}
 	}
 	if f, ok := fs["timeouts"]; ok {
 		if tfs, ok := d.fields(f.val, what+" timeouts", []string{"connect", "call", "shutdown"}); ok {

@@ -100,7 +100,10 @@ type Server struct {
 	URL      string
 	Headers  map[string]string
 	Timeouts ServerTimeouts
-	Pos      Pos
+	// ProtocolVersion pins the MCP version ("2025-06-18", "2026-07-28" …); "" detects the era
+	// and negotiates the newest version both sides speak.
+	ProtocolVersion string
+	Pos             Pos
 }
 
 // ServerTimeouts bound a server's lifecycle and requests. Zero means the package default.

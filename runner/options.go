@@ -49,6 +49,9 @@ type Options struct {
 	// collection package defaults (25s and 10s).
 	CallTimeout    time.Duration
 	ConnectTimeout time.Duration
+	// ProtocolVersion pins the protocol version of servers whose collection pins none; "" lets
+	// the first session of each server detect the era, and later sessions reuse its answer.
+	ProtocolVersion string
 
 	// Dial builds the dialer of a server. Nil means [DialServer] with Executable; tests inject
 	// in-process servers here.

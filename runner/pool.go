@@ -41,6 +41,26 @@ type pool struct {
 	connected bool          // at least one session opened
 	recorded  chan struct{} // closed once the first session recorded the server and tools
 	tools     map[string]json.RawMessage
+	// negotiated is the version the first session settled on; later sessions pin it instead of
+	// detecting the era again (a legacy server that ignores server/discover costs a probe timeout).
+	negotiated string
+	// firstOpen is closed once the first session's open ended (either way); later sessions wait
+	// for it so they can pin negotiated instead of all probing the era at once.
+	firstOpen chan struct{}
+}
+
+// version is the protocol version a new session pins: the collection's, else the run's, else
+// what the first session negotiated ("" for the first: detect).
+func (p *pool) version(srv *collection.Server) string {
+	if srv.ProtocolVersion != "" {
+		return srv.ProtocolVersion
+	}
+	if v := p.cr.r.opts.ProtocolVersion; v != "" {
+		return v
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.negotiated
 }
 
 // acquire returns a session for one test: an idle one, or a new one. The caller runs at most one
@@ -124,6 +144,22 @@ var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // open starts session number k of the server: dial, handshake, and for the first session the
 // server record and the tools/list snapshot.
 func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
+	if k == 1 {
+		defer close(p.firstOpen)
+	} else {
+		select {
+		case <-p.firstOpen:
+			p.mu.Lock()
+			failed := p.failed
+			p.mu.Unlock()
+			if failed != nil {
+				f := *failed
+				return nil, &f
+			}
+		case <-ctx.Done():
+			return nil, &result.Error{Category: string(session.Cancelled), Message: "interrupted before connecting"}
+		}
+	}
 	srv, err := expandServer(p.def, p.vars)
 	if err != nil {
 		return nil, &result.Error{Message: p.mask(err.Error()), Hint: "define the variable with --var, --env-file or the collection's variables"}
@@ -147,8 +183,9 @@ func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
 		return nil, &result.Error{Category: "", Message: p.mask(err.Error()), Hint: p.mask(configHint(err))}
 	}
 	so := &session.Options{
-		RequestTimeout: orDefault(srv.Timeouts.Call, p.cr.r.opts.CallTimeout),
-		ConnectTimeout: orDefault(srv.Timeouts.Connect, p.cr.r.opts.ConnectTimeout),
+		RequestTimeout:  orDefault(srv.Timeouts.Call, p.cr.r.opts.CallTimeout),
+		ConnectTimeout:  orDefault(srv.Timeouts.Connect, p.cr.r.opts.ConnectTimeout),
+		ProtocolVersion: p.version(srv),
 	}
 	if err := p.cr.r.wait(ctx); err != nil {
 		return nil, &result.Error{Category: string(session.Cancelled), Message: "interrupted before connecting"}
@@ -172,6 +209,7 @@ func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
 	first := !p.connected
 	if first {
 		p.connected = true
+		p.negotiated = s.ProtocolVersion()
 		p.recorded = make(chan struct{})
 	}
 	recorded := p.recorded

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -128,7 +129,7 @@ func (r *Runner) newColRun(col *collection.Collection, run *result.Run, ev *even
 		pools: map[string]*pool{},
 	}
 	for name, def := range col.Servers {
-		cr.pools[name] = &pool{cr: cr, name: name, def: def, vars: vars, max: r.opts.Parallel}
+		cr.pools[name] = &pool{cr: cr, name: name, def: def, vars: vars, max: r.opts.Parallel, firstOpen: make(chan struct{})}
 	}
 	if run != nil {
 		run.Collections = append(run.Collections, cr.rc)
@@ -387,7 +388,7 @@ func (r *Runner) selects(t *collection.Test) bool {
 func (cr *colRun) tallyServers() {
 	cr.st.mu.Lock()
 	defer cr.st.mu.Unlock()
-	for _, name := range sortedKeys(cr.pools) {
+	for _, name := range slices.Sorted(maps.Keys(cr.pools)) {
 		p := cr.pools[name]
 		p.mu.Lock()
 		used, connected, failed := p.opened > 0, p.connected, p.failed
@@ -410,15 +411,6 @@ func snapshot(t *result.Test) *result.Test {
 	c := *t
 	c.Attempts = nil
 	return &c
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // mask masks s with the run's variables' masker and, for a collection built by hand whose

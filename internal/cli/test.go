@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/runner"
+	"github.com/mcpspec/mcpspec/session"
 )
 
 // Where `mcpspec test` keeps its state, relative to the working directory.
@@ -63,6 +65,7 @@ func (a *app) testCommand() *cli.Command {
 			&cli.BoolFlag{Name: "ignore-latency", Usage: "with --baseline, do not compare latencies (noisy machines)"},
 			&cli.DurationFlag{Name: "timeout", Usage: "default per-request timeout of servers that set no timeouts.call (default 25s)"},
 			&cli.DurationFlag{Name: "connect-timeout", Usage: "default start/handshake timeout of servers that set no timeouts.connect (default 10s)"},
+			&cli.StringFlag{Name: "protocol-version", Usage: "pin the protocol version of servers that pin none (default: detect the era)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
 	}
@@ -156,6 +159,9 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 	if rate < 0 {
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--rate must not be negative, got %v", rate), Hint: "e.g. --rate 10 (requests per second)"}
 	}
+	if v := cmd.String("protocol-version"); v != "" && !slices.Contains(session.SupportedVersions(), v) {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--protocol-version %q is not a version mcpspec speaks", v), Hint: "one of " + strings.Join(session.SupportedVersions(), ", ")}
+	}
 	for _, name := range []string{"timeout", "connect-timeout"} {
 		if d := cmd.Duration(name); d < 0 {
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--%s must be positive, got %s", name, d), Hint: "e.g. --" + name + " 30s"}
@@ -182,6 +188,7 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		UpdateSnapshots: cmd.Bool("update"),
 		CallTimeout:     cmd.Duration("timeout"),
 		ConnectTimeout:  cmd.Duration("connect-timeout"),
+		ProtocolVersion: cmd.String("protocol-version"),
 		Executable:      a.io.Executable,
 		StderrDir:       runStderrDir,
 	}
