@@ -3,7 +3,9 @@ package assert
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,8 +136,9 @@ func (c *containsChecker) Check(ctx context.Context, s *Subject) *result.Failure
 		if _, ok := g[k]; ok {
 			return nil
 		}
-		return failure("contains", label(c.path, ""), "key "+k, fmt.Sprint(sortedKeys(g)),
-			"%s: expected an object with key %q, got keys %v", where, k, sortedKeys(g))
+		keys := slices.Sorted(maps.Keys(g))
+		return failure("contains", label(c.path, ""), "key "+k, fmt.Sprint(keys),
+			"%s: expected an object with key %q, got keys %v", where, k, keys)
 	default:
 		return failure("contains", label(c.path, ""), "a string, array or object", TypeName(got),
 			"%s: expected a string, array or object, got %s %s", where, TypeName(got), Excerpt(got, maxActual))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"sort"
 	"strconv"
 	"unicode/utf8"
 )
@@ -205,14 +204,4 @@ func lengthOf(v any) (int, bool) {
 		return len(x), true
 	}
 	return 0, false
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,6 +1,8 @@
 package baseline
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -356,7 +358,7 @@ func tools(r *result.Run) map[string]map[string]result.Tool {
 		if c == nil {
 			continue
 		}
-		for _, server := range sortedKeys(c.Tools) {
+		for _, server := range slices.Sorted(maps.Keys(c.Tools)) {
 			if _, done := out[server]; done {
 				continue
 			}
@@ -377,7 +379,7 @@ func tools(r *result.Run) map[string]map[string]result.Tool {
 // tool added or removed.
 func diffTools(base, cur map[string]map[string]result.Tool) []ToolChange {
 	out := []ToolChange{}
-	for _, server := range sortedKeys(cur) {
+	for _, server := range slices.Sorted(maps.Keys(cur)) {
 		bt, ok := base[server]
 		if !ok {
 			continue
@@ -390,7 +392,7 @@ func diffTools(base, cur map[string]map[string]result.Tool) []ToolChange {
 		for n := range ct {
 			names[n] = true
 		}
-		for _, n := range sortedKeys(names) {
+		for _, n := range slices.Sorted(maps.Keys(names)) {
 			b, inBase := bt[n]
 			c, inCur := ct[n]
 			switch {
@@ -412,13 +414,4 @@ func diffTools(base, cur map[string]map[string]result.Tool) []ToolChange {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

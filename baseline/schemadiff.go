@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -162,7 +164,7 @@ func (d *differ) node(path string, a, b map[string]any) {
 	for k := range b {
 		keys[k] = true
 	}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if handledKeywords[k] || (k == "additionalProperties" && d.dir == output) {
 			continue
 		}
@@ -214,7 +216,7 @@ func typeName(s map[string]bool) string {
 	if s == nil {
 		return "any"
 	}
-	return strings.Join(sortedKeys(s), "|")
+	return strings.Join(slices.Sorted(maps.Keys(s)), "|")
 }
 
 func (d *differ) types(path string, a, b map[string]any) {
@@ -263,7 +265,7 @@ func (d *differ) enum(path string, a, b map[string]any) {
 	}
 	switch {
 	case ea == nil:
-		d.tighten(path, "enum introduced: only %s allowed", strings.Join(sortedKeys(eb), ", "))
+		d.tighten(path, "enum introduced: only %s allowed", strings.Join(slices.Sorted(maps.Keys(eb)), ", "))
 	case eb == nil:
 		d.loosen(path, "enum removed: any value allowed")
 	default:
@@ -302,7 +304,7 @@ func (d *differ) properties(path string, a, b map[string]any) {
 			names[k] = true
 		}
 	}
-	for _, n := range sortedKeys(names) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		p := join(path, n)
 		_, inA := pa[n]
 		_, inB := pb[n]

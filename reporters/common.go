@@ -339,16 +339,6 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// sortedKeys returns the keys of m, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 // clean makes untrusted text safe to print: invalid UTF-8 and control characters other than
 // newline and tab (C0, DEL, C1 — including ESC, so a server cannot drive the terminal) become
 // U+FFFD.

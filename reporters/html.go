@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -216,7 +218,7 @@ func (h *HTML) test(it item) htmlTest {
 		row.Detail = strings.Join(parts, "; ")
 		ht.AttemptRows = append(ht.AttemptRows, row)
 	}
-	for _, k := range sortedKeys(t.Extracted) {
+	for _, k := range slices.Sorted(maps.Keys(t.Extracted)) {
 		ht.Extracted = append(ht.Extracted, [2]string{k, t.Extracted[k]})
 	}
 	return ht

@@ -3,6 +3,8 @@ package reporters
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -148,7 +150,7 @@ func (j *JUnit) testcase(class string, c *result.Collection, t *result.Test) jun
 			out.WriteString(s + "\n")
 		}
 	}
-	for _, k := range sortedKeys(t.Extracted) {
+	for _, k := range slices.Sorted(maps.Keys(t.Extracted)) {
 		line("extracted "+k, t.Extracted[k])
 	}
 	if t.Request != "" {

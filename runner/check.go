@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,7 +49,7 @@ func CheckTools(ctx context.Context, col *collection.Collection, opts *Options) 
 	}
 	var problems collection.ErrorList
 	var failures []error
-	for _, name := range sortedKeys(used) {
+	for _, name := range slices.Sorted(maps.Keys(used)) {
 		p := cr.pools[name]
 		if p == nil {
 			continue
