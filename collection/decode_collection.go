@@ -2,12 +2,14 @@ package collection
 
 import (
 	"fmt"
-	"github.com/mcpspec/mcpspec/session"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpspec/mcpspec/session"
 )
 
 // topKeys are the keys a collection may have.
@@ -83,7 +85,7 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 		if v, ok := d.str(f.val, "defaultEnvironment"); ok {
 			c.DefaultEnvironment = v
 			if _, exists := c.Environments[v]; !exists {
-				d.errf(f.val, suggest(v, envNames(c)), "defaultEnvironment %q is not defined in environments", v)
+				d.errf(f.val, suggest(v, slices.Sorted(maps.Keys(c.Environments))), "defaultEnvironment %q is not defined in environments", v)
 			}
 		}
 	}
@@ -95,7 +97,7 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 	case c.Defaults.Server != "":
 		c.DefaultServer = c.Defaults.Server
 		if _, ok := c.Servers[c.Defaults.Server]; !ok {
-			d.errf(fs["defaults"].val, suggest(c.Defaults.Server, serverNames(c)), "defaults.server %q is not defined", c.Defaults.Server)
+			d.errf(fs["defaults"].val, suggest(c.Defaults.Server, slices.Sorted(maps.Keys(c.Servers))), "defaults.server %q is not defined", c.Defaults.Server)
 		}
 	case c.Servers[DefaultServerName] != nil:
 		c.DefaultServer = DefaultServerName
@@ -128,26 +130,6 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 		c.Probe = d.decodeProbe(f.val)
 	}
 	return c
-}
-
-// envNames lists environment names, sorted.
-func envNames(c *Collection) []string {
-	out := make([]string, 0, len(c.Environments))
-	for n := range c.Environments {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// serverNames lists server names, sorted.
-func serverNames(c *Collection) []string {
-	out := make([]string, 0, len(c.Servers))
-	for n := range c.Servers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // serverKeys are the keys of a server mapping.

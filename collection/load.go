@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -306,7 +308,7 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 	if env != "" {
 		e, ok := c.Environments[env]
 		if !ok {
-			d.errs = append(d.errs, &Error{Pos: Pos{File: name}, Hint: suggest(env, envNames(c)),
+			d.errs = append(d.errs, &Error{Pos: Pos{File: name}, Hint: suggest(env, slices.Sorted(maps.Keys(c.Environments))),
 				Msg: fmt.Sprintf("environment %q is not defined in the collection", env)})
 			return nil, sortErrors(d.errs)
 		}

@@ -3,7 +3,9 @@ package collection
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -122,7 +124,7 @@ func (d *decoder) decodeTest(n *yaml.Node, index int, c *Collection) *Test {
 		if s, ok := d.nonEmpty(f.val, what+" server"); ok {
 			t.Server = s
 			if _, exists := c.Servers[s]; !exists {
-				d.errf(f.val, suggest(s, serverNames(c)), "%s: server %q is not defined", what, s)
+				d.errf(f.val, suggest(s, slices.Sorted(maps.Keys(c.Servers))), "%s: server %q is not defined", what, s)
 			}
 		}
 	}
