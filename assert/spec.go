@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/mcpspec/mcpspec/result"
@@ -140,12 +141,7 @@ func (r *Registry) Lookup(name string) (*Builtin, bool) {
 
 // Names returns every accepted type name and alias, sorted.
 func (r *Registry) Names() []string {
-	out := make([]string, 0, len(r.byName))
-	for n := range r.byName {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.byName))
 }
 
 // All returns the builtins in registration order.

@@ -2,6 +2,8 @@ package collection
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,11 +38,7 @@ func (d *decoder) validate(c *Collection, base *Vars, lookupEnv func(string) (st
 		}
 		ids[t.ID] = t
 	}
-	allIDs := make([]string, 0, len(ids))
-	for id := range ids {
-		allIDs = append(allIDs, id)
-	}
-	sort.Strings(allIDs)
+	allIDs := slices.Sorted(maps.Keys(ids))
 
 	callTimeouts := map[string]time.Duration{}
 	for name, s := range c.Servers {

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mcpspec/mcpspec/result"
@@ -84,13 +85,7 @@ func Builtins() map[string]Factory {
 
 // Names returns the built-in reporter names, sorted.
 func Names() []string {
-	b := Builtins()
-	names := make([]string, 0, len(b))
-	for n := range b {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(Builtins()))
 }
 
 // New builds the built-in reporter called name ("md" is accepted for markdown). An unknown name

@@ -2,9 +2,10 @@ package runner
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/mcpspec/mcpspec/collection"
@@ -53,12 +54,7 @@ func ServerSpec(srv *collection.Server) (string, *spec.Options) {
 		}
 	}
 	if len(srv.Env) > 0 {
-		keys := make([]string, 0, len(srv.Env))
-		for k := range srv.Env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(srv.Env)) {
 			so.Env = append(so.Env, k+"="+srv.Env[k])
 		}
 	}
