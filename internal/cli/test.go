@@ -135,15 +135,9 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 			Hint: "pass collection files or directories: mcpspec test examples/quickstart.yaml"}
 	}
 	cfg.saveBaseline = save
-	vars, err := parseVars(cmd.StringSlice("var"))
+	vars, envFile, err := varFlags(cmd)
 	if err != nil {
 		return nil, err
-	}
-	var envFile map[string]string
-	if p := cmd.String("env-file"); p != "" {
-		if envFile, err = readEnvFile(p); err != nil {
-			return nil, err
-		}
 	}
 	var grep *regexp.Regexp
 	if g := cmd.String("grep"); g != "" {
@@ -194,6 +188,19 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 	}
 	cfg.load = cfg.ropts.LoadOptions()
 	return cfg, nil
+}
+
+// varFlags reads --var and --env-file (test and validate share them).
+func varFlags(cmd *cli.Command) (vars, envFile map[string]string, err error) {
+	if vars, err = parseVars(cmd.StringSlice("var")); err != nil {
+		return nil, nil, err
+	}
+	if p := cmd.String("env-file"); p != "" {
+		if envFile, err = readEnvFile(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	return vars, envFile, nil
 }
 
 // parseVars reads --var K=V pairs.

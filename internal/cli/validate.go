@@ -40,15 +40,9 @@ func (a *app) validate(ctx context.Context, cmd *cli.Command) error {
 	if len(paths) == 0 {
 		return &Error{Code: ExitConfig, Msg: "no collection given", Hint: "mcpspec validate examples/quickstart.yaml"}
 	}
-	vars, err := parseVars(cmd.StringSlice("var"))
+	vars, envFile, err := varFlags(cmd)
 	if err != nil {
 		return err
-	}
-	var envFile map[string]string
-	if p := cmd.String("env-file"); p != "" {
-		if envFile, err = readEnvFile(p); err != nil {
-			return err
-		}
 	}
 	ropts := &runner.Options{Vars: vars, EnvFile: envFile, Environment: cmd.String("env"), LookupEnv: os.LookupEnv,
 		Executable: a.io.Executable, ConnectTimeout: cmd.Duration("connect-timeout")}
