@@ -282,6 +282,10 @@ func (s *Session) giveUp(ctx context.Context, c *call, w *waitSpec, why Category
 	if blame != nil {
 		e.Category, e.Frame, e.Err = blame.category, blame.frame, blame.err
 		e.Message = "no routable response; the server sent an unroutable frame during the call: " + blame.message
+		e.Hint = "the server answered under an id the client never sent, or without one, so no response matched the request: a bug in the server's id handling"
+		if blame.category == Malformed {
+			e.Hint = "the server sent a frame that is not valid JSON-RPC and names no request; on stdio, stdout must carry only MCP messages (log to stderr)"
+		}
 	}
 	if !w.noCancel {
 		s.cancelAtServer(ctx, c.id, e.Message)

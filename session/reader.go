@@ -206,8 +206,11 @@ func (s *Session) oddID(env *envelope, f transport.Frame) {
 }
 
 func protoErr(f transport.Frame, msg string) *Error {
-	return &Error{Category: ProtocolError, Message: msg, Frame: excerpt(f.Data)}
+	return &Error{Category: ProtocolError, Message: msg, Frame: excerpt(f.Data), Hint: protoHint}
 }
+
+// protoHint is the hint of a response that breaks JSON-RPC 2.0: the fault is the server's.
+const protoHint = "the server's response breaks JSON-RPC 2.0 (see Error.Frame); this is a bug in the server, not in the request"
 
 // decodeRPCError classifies a JSON-RPC error object.
 func decodeRPCError(raw []byte, f transport.Frame) *Error {
