@@ -343,12 +343,14 @@ func (a *app) openReporters(specs []reporterSpec) ([]*openReporter, error) {
 		if s.path != "" {
 			if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 				closeReporters(out)
-				return nil, &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot create the directory of %s: %v", s.path, err), Err: err}
+				return nil, &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot write the %s report: cannot create the directory of %s: %v", s.name, s.path, err),
+					Hint: "give --reporter " + s.name + "=PATH a path whose directories can be created, e.g. " + s.name + "=out/report", Err: err}
 			}
 			f, err := os.Create(s.path)
 			if err != nil {
 				closeReporters(out)
-				return nil, &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot write the %s report: %v", s.name, err), Err: err}
+				return nil, &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot write the %s report: %v", s.name, err),
+					Hint: "check that " + s.path + " is a writable file path, or pick another in --reporter " + s.name + "=PATH", Err: err}
 			}
 			o.file, o.w = f, f
 		}
