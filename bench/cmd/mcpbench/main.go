@@ -1,0 +1,42 @@
+// Command mcpbench measures mcpspec's session layer against the official go-sdk client and a
+// hand-rolled raw client, all calling the reference server (`mcpspec testserver`) run as a
+// child process, and prints the figures as markdown tables. See bench/README.md.
+//
+//	go run ./bench/cmd/mcpbench [-n 20000] [-duration 3s] [-c 32] [-inflight-stdio 1000] [-inflight-http 10000] [-bin path]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpspec/mcpspec/bench"
+)
+
+func main() {
+	var cfg bench.Config
+	flag.IntVar(&cfg.N, "n", 20000, "calls per measured run, at most")
+	flag.DurationVar(&cfg.Duration, "duration", 0, "time per measured run, at most (default 3s)")
+	flag.IntVar(&cfg.Concurrency, "c", 32, "concurrent callers of the concurrent runs")
+	flag.IntVar(&cfg.InflightStdio, "inflight-stdio", 1000, "pending calls on one stdio session (-1 skips)")
+	flag.IntVar(&cfg.InflightHTTP, "inflight-http", 10000, "pending calls over Streamable HTTP (-1 skips)")
+	flag.StringVar(&cfg.Bin, "bin", "", "mcpspec binary to run as the server (default: build ./cmd/mcpspec)")
+	quiet := flag.Bool("q", false, "no progress lines on stderr")
+	flag.Parse()
+	if !*quiet {
+		cfg.Progress = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := bench.Harness(ctx, cfg)
+	if r != nil {
+		r.WriteTables(os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcpbench:", err)
+		os.Exit(1)
+	}
+}

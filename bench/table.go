@@ -1,0 +1,90 @@
+//go:build unix
+
+package bench
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// µs formats a duration in microseconds.
+func µs(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/1e3) }
+
+// ratio formats a/b.
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+// row is one line of a markdown table.
+func row(w io.Writer, cells ...string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
+
+func header(w io.Writer, cells ...string) {
+	row(w, cells...)
+	seps := make([]string, len(cells))
+	for i := range seps {
+		seps[i] = "---"
+	}
+	row(w, seps...)
+}
+
+// WriteTables prints r as markdown tables.
+func (r *Results) WriteTables(w io.Writer) {
+	c := r.Config
+	fmt.Fprintf(w, "mcpbench: %s/%s, %d CPUs (GOMAXPROCS %d), %s; each run ≤ %d calls and ≤ %v; %d concurrent callers\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), c.N, c.Duration, c.Concurrency)
+
+	if len(r.InMemory) > 0 {
+		fmt.Fprintln(w, "### Client CPU per tools/call over an in-memory pipe (fake server's CPU subtracted)")
+		fmt.Fprintln(w)
+		header(w, "callers", "mcpspec", "go-sdk", "go-sdk / mcpspec")
+		for i, label := range []string{"1", fmt.Sprint(c.Concurrency)} {
+			o, g := r.InMemory[Ours][i].ClientCPUPerCall(), r.InMemory[GoSDK][i].ClientCPUPerCall()
+			row(w, label, µs(o), µs(g), ratio(float64(g), float64(o)))
+		}
+		fmt.Fprintln(w)
+	}
+
+	for _, tr := range []Transport{Stdio, HTTP} {
+		k, ok := r.Wire[tr]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "### %s: against a raw client (server: `mcpspec testserver` child process; client process measured)\n\n", tr)
+		header(w, "metric", "raw", "mcpspec", "go-sdk", "mcpspec / raw", "go-sdk / raw", "go-sdk / mcpspec")
+		for i, callers := range []string{"1 caller", fmt.Sprintf("%d callers", c.Concurrency)} {
+			metric := func(name string, f func(Sample) float64, format func(float64) string) {
+				raw, o, g := f(k[Raw][i]), f(k[Ours][i]), f(k[GoSDK][i])
+				row(w, name+", "+callers, format(raw), format(o), format(g), ratio(o, raw), ratio(g, raw), ratio(g, o))
+			}
+			metric("calls/s", Sample.PerSecond, func(v float64) string { return fmt.Sprintf("%.0f", v) })
+			metric("client CPU/call", func(s Sample) float64 { return float64(s.ClientCPUPerCall()) },
+				func(v float64) string { return µs(time.Duration(v)) })
+			metric("allocs/call", Sample.AllocsPerCall, func(v float64) string { return fmt.Sprintf("%.1f", v) })
+		}
+		fmt.Fprintln(w)
+	}
+
+	for _, tr := range []Transport{Stdio, HTTP} {
+		k, ok := r.Inflight[tr]
+		if !ok {
+			continue
+		}
+		n := k[Ours].Calls
+		how := "one session, one pipe to a child `mcpspec testserver --transport stdio`"
+		if tr == HTTP {
+			how = fmt.Sprintf("one session, %d HTTP/1.1 connections to a child `mcpspec testserver --transport http`, fd limit %d", n, r.FileLimit)
+		}
+		fmt.Fprintf(w, "### Memory per in-flight call, %s × %d (%s; HeapInuse+StackInuse of the client process)\n\n", tr, n, how)
+		header(w, "raw", "mcpspec", "go-sdk", "mcpspec / raw", "go-sdk / mcpspec")
+		raw, o, g := k[Raw].PerCall(), k[Ours].PerCall(), k[GoSDK].PerCall()
+		kb := func(v float64) string { return fmt.Sprintf("%.1f KB", v/1024) }
+		row(w, kb(raw), kb(o), kb(g), ratio(o, raw), ratio(g, o))
+		fmt.Fprintln(w)
+	}
+}
