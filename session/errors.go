@@ -62,6 +62,8 @@ type Error struct {
 	Response *Response
 }
 
+// Error renders "method: Category" followed by the code and message, the message, or the
+// cause, whichever the failure has.
 func (e *Error) Error() string {
 	s := fmt.Sprintf("%s: %s", e.Method, e.Category)
 	switch {
@@ -75,6 +77,7 @@ func (e *Error) Error() string {
 	return s
 }
 
+// Unwrap returns the underlying cause (a transport or context error), if any.
 func (e *Error) Unwrap() error { return e.Err }
 
 // CategoryOf returns the category of err, or "" when err is nil or not a classified failure.

@@ -36,6 +36,7 @@ type Error struct {
 	Quiet bool
 }
 
+// Error returns Msg, or the cause's message when Msg is empty.
 func (e *Error) Error() string {
 	if e.Msg == "" && e.Err != nil {
 		return e.Err.Error()
@@ -43,6 +44,7 @@ func (e *Error) Error() string {
 	return e.Msg
 }
 
+// Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
 // report prints err to w as "Error: …" and "Hint: …" lines and, with jsonErrors, one more line of

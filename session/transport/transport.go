@@ -71,6 +71,7 @@ type FrameError struct {
 	Size int
 }
 
+// Error renders the reason and, when known, the size of the offending frame.
 func (e *FrameError) Error() string {
 	if e.Size > 0 {
 		return fmt.Sprintf("transport: malformed frame (%s, %d bytes)", e.Reason, e.Size)
@@ -90,6 +91,7 @@ type ExitError struct {
 	StderrPath string
 }
 
+// Error renders the exit code, or the signal that ended the process.
 func (e *ExitError) Error() string {
 	s := fmt.Sprintf("server process exited with code %d", e.Code)
 	if e.Signal != "" {
@@ -109,6 +111,7 @@ type StatusError struct {
 	SessionID string
 }
 
+// Error renders the HTTP status and an excerpt of the body.
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("transport: HTTP %d: %s", e.Status, Excerpt(e.Body, 200))
 }

@@ -98,12 +98,17 @@ func (i Info) String() string {
 
 // Error is a SPEC or option that cannot be used. Hint says how to fix it.
 type Error struct {
-	Spec   string
+	// Spec is the SPEC as given.
+	Spec string
+	// Reason says what is wrong with it.
 	Reason string
-	Hint   string
-	Err    error
+	// Hint is the suggested fix, if any.
+	Hint string
+	// Err is the cause, if any (such as [ErrUnavailable]).
+	Err error
 }
 
+// Error renders `server "SPEC": reason`, followed by the cause when there is one.
 func (e *Error) Error() string {
 	s := fmt.Sprintf("server %q: %s", e.Spec, e.Reason)
 	if e.Err != nil {
@@ -112,6 +117,7 @@ func (e *Error) Error() string {
 	return s
 }
 
+// Unwrap returns the cause, such as [ErrUnavailable] or a *[SplitError].
 func (e *Error) Unwrap() error { return e.Err }
 
 // ErrUnavailable is wrapped by an [Error] when the transport a SPEC needs is not built into this

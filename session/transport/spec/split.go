@@ -13,6 +13,7 @@ type SplitError struct {
 	Reason string
 }
 
+// Error renders the reason and the byte offset.
 func (e *SplitError) Error() string {
 	return fmt.Sprintf("split command line: %s at offset %d", e.Reason, e.Offset)
 }

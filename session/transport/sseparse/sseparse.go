@@ -31,6 +31,7 @@ type TooLongError struct {
 	Max int
 }
 
+// Error renders the event size and the limit it exceeded.
 func (e *TooLongError) Error() string {
 	return fmt.Sprintf("sseparse: event of %d bytes exceeds the %d-byte limit", e.Size, e.Max)
 }
