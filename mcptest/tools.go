@@ -77,7 +77,11 @@ func objectSchema(props map[string]any, required ...string) map[string]any {
 
 func prop(typ, desc string) map[string]any { return map[string]any{"type": typ, "description": desc} }
 
-var readOnly = map[string]any{"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}
+// readOnly returns the annotations of a tool that only reads: a new map each time, so no two
+// tool tables (and no two Backends) share one.
+func readOnly() map[string]any {
+	return map[string]any{"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}
+}
 
 // tools returns the tool table, in list order.
 func tools() []*tool {
@@ -85,7 +89,7 @@ func tools() []*tool {
 		{
 			Name: "echo", Title: "Echo", Description: "Returns text unchanged as one text content.",
 			InputSchema: objectSchema(map[string]any{"text": prop("string", "Text to return.")}, "text"),
-			Annotations: readOnly,
+			Annotations: readOnly(),
 			run:         runEcho,
 		},
 		{
@@ -94,7 +98,7 @@ func tools() []*tool {
 				"a": prop("number", "First addend."), "b": prop("number", "Second addend."),
 			}, "a", "b"),
 			OutputSchema: objectSchema(map[string]any{"sum": prop("number", "a + b")}, "sum"),
-			Annotations:  readOnly,
+			Annotations:  readOnly(),
 			run:          runAdd,
 		},
 		{
@@ -102,7 +106,7 @@ func tools() []*tool {
 			InputSchema: objectSchema(map[string]any{
 				"milliseconds": map[string]any{"type": "integer", "minimum": 0, "maximum": MaxSlowMilliseconds, "description": "How long to sleep."},
 			}, "milliseconds"),
-			Annotations: readOnly,
+			Annotations: readOnly(),
 			run:         runSlow,
 		},
 		{
