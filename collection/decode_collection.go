@@ -44,42 +44,12 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 	if f, ok := fs["description"]; ok {
 		c.Description, _ = d.str(f.val, "description")
 	}
-	if f, ok := fs["server"]; ok {
-		if s := d.decodeServer(f.val, DefaultServerName); s != nil {
-			c.Servers[DefaultServerName] = s
-		}
-	}
-	if f, ok := fs["servers"]; ok {
-		if sfs, ok := d.fields(f.val, "servers", nil); ok {
-			for name, sf := range sfs {
-				if _, dup := c.Servers[name]; dup {
-					d.errf(sf.key, `the top-level "server" is named "default"`, "server %q is defined twice", name)
-					continue
-				}
-				if s := d.decodeServer(sf.val, name); s != nil {
-					c.Servers[name] = s
-				}
-			}
-		}
-	}
+	d.decodeServers(fs, c)
 	if f, ok := fs["variables"]; ok {
 		c.Variables, _ = d.object(f.val, "variables")
 	}
 	if f, ok := fs["environments"]; ok {
-		if efs, ok := d.fields(f.val, "environments", nil); ok {
-			for name, ef := range efs {
-				env := &Environment{Name: name, Pos: d.pos(ef.key), Variables: map[string]any{}}
-				if vfs, ok := d.fields(ef.val, fmt.Sprintf("environment %q", name), []string{"variables", "description"}); ok {
-					if vf, ok := vfs["variables"]; ok {
-						env.Variables, _ = d.object(vf.val, fmt.Sprintf("variables of environment %q", name))
-					}
-					if df, ok := vfs["description"]; ok {
-						d.str(df.val, "description")
-					}
-				}
-				c.Environments[name] = env
-			}
-		}
+		d.decodeEnvironments(f.val, c)
 	}
 	if f, ok := fs["defaultEnvironment"]; ok {
 		if v, ok := d.str(f.val, "defaultEnvironment"); ok {
@@ -93,19 +63,7 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 		d.decodeDefaults(f.val, &c.Defaults)
 	}
 	// Servers and defaults are known: pick the default server.
-	switch {
-	case c.Defaults.Server != "":
-		c.DefaultServer = c.Defaults.Server
-		if _, ok := c.Servers[c.Defaults.Server]; !ok {
-			d.errf(fs["defaults"].val, suggest(c.Defaults.Server, slices.Sorted(maps.Keys(c.Servers))), "defaults.server %q is not defined", c.Defaults.Server)
-		}
-	case c.Servers[DefaultServerName] != nil:
-		c.DefaultServer = DefaultServerName
-	case len(c.Servers) == 1:
-		for name := range c.Servers {
-			c.DefaultServer = name
-		}
-	}
+	d.pickDefaultServer(fs["defaults"].val, c)
 	if len(c.Servers) == 0 {
 		d.errf(root, `add "server: <command>" or "server: testserver"`, "the collection defines no server")
 	}
@@ -130,6 +88,67 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 		c.Probe = d.decodeProbe(f.val)
 	}
 	return c
+}
+
+// decodeServers reads `server:` (the server named "default") and the `servers:` mapping into
+// c.Servers.
+func (d *decoder) decodeServers(fs map[string]field, c *Collection) {
+	if f, ok := fs["server"]; ok {
+		if s := d.decodeServer(f.val, DefaultServerName); s != nil {
+			c.Servers[DefaultServerName] = s
+		}
+	}
+	if f, ok := fs["servers"]; ok {
+		if sfs, ok := d.fields(f.val, "servers", nil); ok {
+			for name, sf := range sfs {
+				if _, dup := c.Servers[name]; dup {
+					d.errf(sf.key, `the top-level "server" is named "default"`, "server %q is defined twice", name)
+					continue
+				}
+				if s := d.decodeServer(sf.val, name); s != nil {
+					c.Servers[name] = s
+				}
+			}
+		}
+	}
+}
+
+// decodeEnvironments reads the `environments:` mapping into c.Environments.
+func (d *decoder) decodeEnvironments(n *yaml.Node, c *Collection) {
+	efs, ok := d.fields(n, "environments", nil)
+	if !ok {
+		return
+	}
+	for name, ef := range efs {
+		env := &Environment{Name: name, Pos: d.pos(ef.key), Variables: map[string]any{}}
+		if vfs, ok := d.fields(ef.val, fmt.Sprintf("environment %q", name), []string{"variables", "description"}); ok {
+			if vf, ok := vfs["variables"]; ok {
+				env.Variables, _ = d.object(vf.val, fmt.Sprintf("variables of environment %q", name))
+			}
+			if df, ok := vfs["description"]; ok {
+				d.str(df.val, "description")
+			}
+		}
+		c.Environments[name] = env
+	}
+}
+
+// pickDefaultServer sets c.DefaultServer: defaults.server (defaults is its node, for the error
+// position), else the server named "default", else the only server.
+func (d *decoder) pickDefaultServer(defaults *yaml.Node, c *Collection) {
+	switch {
+	case c.Defaults.Server != "":
+		c.DefaultServer = c.Defaults.Server
+		if _, ok := c.Servers[c.Defaults.Server]; !ok {
+			d.errf(defaults, suggest(c.Defaults.Server, slices.Sorted(maps.Keys(c.Servers))), "defaults.server %q is not defined", c.Defaults.Server)
+		}
+	case c.Servers[DefaultServerName] != nil:
+		c.DefaultServer = DefaultServerName
+	case len(c.Servers) == 1:
+		for name := range c.Servers {
+			c.DefaultServer = name
+		}
+	}
 }
 
 // serverKeys are the keys of a server mapping.
