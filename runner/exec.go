@@ -154,9 +154,16 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		return errored(e)
 	}
 
+	return cr.judge(actx, t, p, o, a)
+}
+
+// judge turns the outcome of a sent step into the attempt's verdict: it builds the assertion
+// subject, then checks the expected error (or an unexpected isError) and every assertion.
+func (cr *colRun) judge(ctx context.Context, t *collection.Test, p *pool, o *outcome, a *attempt) *attempt {
 	s, err := assert.NewSubject(o.kind, o.raw)
 	if err != nil {
-		return errored(&result.Error{Category: string(session.Malformed), Message: err.Error()})
+		a.res.Status, a.res.Error = result.Errored, &result.Error{Category: string(session.Malformed), Message: err.Error()}
+		return a
 	}
 	s.Latency = o.latency
 	s.Vars = cr.vars
@@ -174,7 +181,7 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 			Message: "the tool reported an error: " + cut(s.Text(), 500), Line: t.Pos.Line})
 	}
 	for _, as := range t.Assertions {
-		if f := as.Checker.Check(actx, s); f != nil {
+		if f := as.Checker.Check(ctx, s); f != nil {
 			if f.Line == 0 {
 				f.Line = as.Pos.Line
 			}
