@@ -250,35 +250,10 @@ var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 // Parse validates a collection held in memory. See the package documentation for the order of
 // checks; every problem found is returned in one [ErrorList].
 func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
-	fail := func(line int, format string, args ...any) (*Collection, error) {
-		return nil, ErrorList{{Pos: Pos{File: name, Line: line}, Msg: fmt.Sprintf(format, args...)}}
+	doc, err := l.parseDocument(name, data)
+	if err != nil {
+		return nil, err
 	}
-	if int64(len(data)) > l.opts.MaxFileSize {
-		return fail(0, "collection is larger than %d bytes", l.opts.MaxFileSize)
-	}
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return fail(0, "collection is empty")
-		}
-		line, msg := 0, err.Error()
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-		}
-		return fail(line, "YAML syntax error: %s", msg)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return fail(extra.Line, "a collection file holds one YAML document; found a second")
-	} else if !errors.Is(err, io.EOF) {
-		return fail(0, "YAML syntax error after the first document: %v", err)
-	}
-	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
-		return fail(0, "collection is empty")
-	}
-	doc := root.Content[0]
 
 	snap := l.opts.SnapshotDir
 	if snap == "" {
@@ -340,6 +315,40 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 		}
 	}
 	return c, nil
+}
+
+// parseDocument checks data's size and decodes it as exactly one YAML document, returning the
+// document's root node; a problem is an [ErrorList] of one.
+func (l *Loader) parseDocument(name string, data []byte) (*yaml.Node, error) {
+	fail := func(line int, format string, args ...any) (*yaml.Node, error) {
+		return nil, ErrorList{{Pos: Pos{File: name, Line: line}, Msg: fmt.Sprintf(format, args...)}}
+	}
+	if int64(len(data)) > l.opts.MaxFileSize {
+		return fail(0, "collection is larger than %d bytes", l.opts.MaxFileSize)
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fail(0, "collection is empty")
+		}
+		line, msg := 0, err.Error()
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		return fail(line, "YAML syntax error: %s", msg)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return fail(extra.Line, "a collection file holds one YAML document; found a second")
+	} else if !errors.Is(err, io.EOF) {
+		return fail(0, "YAML syntax error after the first document: %v", err)
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return fail(0, "collection is empty")
+	}
+	return root.Content[0], nil
 }
 
 // toAny converts a string map to a variable layer.
