@@ -1,0 +1,180 @@
+//go:build linux
+
+package interop
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// examplesRunBound bounds one `mcpspec test` of an example collection.
+const examplesRunBound = 90 * time.Second
+
+// TestExamplesAgainstRealServers runs the example collections in examples/ with the real
+// mcpspec binary against the pinned Node servers they were written for, and checks that every
+// test passes, that the JUnit report says so, and that no server process outlives mcpspec.
+func TestExamplesAgainstRealServers(t *testing.T) {
+	requireNodePeer(t, "@modelcontextprotocol/server-everything")
+	requireNodePeer(t, "@modelcontextprotocol/server-filesystem")
+	exe := buildMcpspec(t)
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		file string
+		args func(t *testing.T) []string
+	}{
+		{"server-everything.yaml", func(*testing.T) []string { return nil }},
+		{"server-filesystem.yaml", func(t *testing.T) []string { return []string{"--var", "root=" + t.TempDir()} }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			// The collections start their server as `node interop/node_modules/…`, relative to
+			// the working directory: a scratch directory with an interop link keeps the run's
+			// .mcpspec state out of the repository.
+			work := t.TempDir()
+			if err := os.Symlink(filepath.Join(repo, "interop"), filepath.Join(work, "interop")); err != nil {
+				t.Fatal(err)
+			}
+			junit := filepath.Join(work, "out", "junit.xml")
+			args := append([]string{"test", filepath.Join(repo, "examples", tc.file), "--reporter", "junit=" + junit}, tc.args(t)...)
+			marker := newMarker()
+			ctx, cancel := context.WithTimeout(context.Background(), examplesRunBound)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, exe, args...)
+			cmd.Dir = work
+			cmd.Env = peerEnv(markerVar+"="+marker, "NO_COLOR=1")
+			cmd.WaitDelay = 5 * time.Second
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("mcpspec test %s did not finish within %v\n%s%s", tc.file, examplesRunBound, tail(stdout.Bytes(), 4000), tail(stderr.Bytes(), 2000))
+			}
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				t.Fatalf("run mcpspec: %v", err)
+			}
+			if err != nil {
+				t.Errorf("mcpspec test %s exited with %d, want 0\nstdout:\n%s\nstderr:\n%s", tc.file, ee.ExitCode(), tail(stdout.Bytes(), 8000), tail(stderr.Bytes(), 2000))
+			}
+			checkPassingJUnit(t, junit)
+			assertNoMarkedProcesses(t, marker)
+		})
+	}
+}
+
+// buildMcpspec builds cmd/mcpspec into a temporary directory and returns the binary's path.
+func buildMcpspec(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go not on PATH: %v", err)
+	}
+	exe := filepath.Join(t.TempDir(), "mcpspec")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", exe, "../cmd/mcpspec")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// checkPassingJUnit asserts that the JUnit report at path has tests, all passed.
+func checkPassingJUnit(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no JUnit report: %v", err)
+	}
+	var doc struct {
+		Suites []struct {
+			Name     string `xml:"name,attr"`
+			Tests    int    `xml:"tests,attr"`
+			Failures int    `xml:"failures,attr"`
+			Errors   int    `xml:"errors,attr"`
+			Skipped  int    `xml:"skipped,attr"`
+			Cases    []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("the JUnit report is not XML: %v\n%s", err, tail(b, 2000))
+	}
+	if len(doc.Suites) != 1 {
+		t.Fatalf("JUnit report: %d suites, want 1", len(doc.Suites))
+	}
+	s := doc.Suites[0]
+	if s.Tests == 0 || s.Tests != len(s.Cases) || s.Failures != 0 || s.Errors != 0 || s.Skipped != 0 {
+		t.Errorf("JUnit suite %q: tests=%d cases=%d failures=%d errors=%d skipped=%d, want every test passed",
+			s.Name, s.Tests, len(s.Cases), s.Failures, s.Errors, s.Skipped)
+	}
+	t.Logf("JUnit suite %q: %d tests passed", s.Name, s.Tests)
+	xmllint, err := exec.LookPath("xmllint")
+	if err != nil {
+		if os.Getenv("MCPSPEC_CONSUMERS") == "1" {
+			t.Fatalf("xmllint is required when MCPSPEC_CONSUMERS=1: %v", err)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	xsd := filepath.Join("..", "testdata", "junit", "junit.xsd")
+	if out, err := exec.CommandContext(ctx, xmllint, "--noout", "--schema", xsd, path).CombinedOutput(); err != nil {
+		t.Errorf("xmllint rejects the JUnit report: %v\n%s", err, out)
+	}
+}
+
+// markerVar marks, in their environment, every process one mcpspec run starts.
+const markerVar = "MCPSPEC_EXAMPLES_MARKER"
+
+func newMarker() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// assertNoMarkedProcesses fails the test when a live process still carries marker once the
+// mcpspec run that set it exited (waiting up to two seconds for killed ones to be reaped).
+func assertNoMarkedProcesses(t *testing.T, marker string) {
+	t.Helper()
+	want := []byte(markerVar + "=" + marker + "\x00")
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		var left []int
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if st, err := readStat(pid); err != nil || st.state == "Z" {
+				continue
+			}
+			if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err == nil && bytes.Contains(env, want) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes started by mcpspec outlived it: %v", left)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
