@@ -210,7 +210,7 @@ func hint(e *result.Error) string {
 
 // interpret derives the "what this means" sentences from a run: data turned into information.
 func interpret(run *result.Run) []string {
-	c := countRun(run)
+	c := run.Counts()
 	var out []string
 	ran := c.Total - c.Skipped
 	switch {
@@ -311,7 +311,7 @@ func categoryPhrase(run *result.Run) string {
 // statusWord is the verdict of a run: PASS, FAIL or INTERRUPTED.
 func statusWord(run *result.Run) string {
 	switch {
-	case !okRun(run):
+	case !run.OK():
 		return "FAIL"
 	case run.Interrupted:
 		return "INTERRUPTED"
@@ -366,49 +366,4 @@ func clean(s string) string {
 
 func isControl(r rune) bool {
 	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
-}
-
-// countCol tallies a collection like [result.Collection.Counts], tolerating nil tests.
-func countCol(c *result.Collection) result.Counts {
-	var n result.Counts
-	if c == nil {
-		return n
-	}
-	for _, t := range c.Tests {
-		if t == nil {
-			continue
-		}
-		n.Total++
-		switch t.Status {
-		case result.Passed:
-			n.Passed++
-		case result.Failed:
-			n.Failed++
-		case result.Errored:
-			n.Errored++
-		case result.Skipped:
-			n.Skipped++
-		}
-	}
-	return n
-}
-
-// countRun tallies a run like [result.Run.Counts], tolerating nil collections and tests.
-func countRun(run *result.Run) result.Counts {
-	var n result.Counts
-	for _, c := range run.Collections {
-		cc := countCol(c)
-		n.Total += cc.Total
-		n.Passed += cc.Passed
-		n.Failed += cc.Failed
-		n.Errored += cc.Errored
-		n.Skipped += cc.Skipped
-	}
-	return n
-}
-
-// okRun is [result.Run.OK] on top of countRun.
-func okRun(run *result.Run) bool {
-	n := countRun(run)
-	return n.Failed == 0 && n.Errored == 0
 }

@@ -248,7 +248,7 @@ func (c *Console) field(w *bufio.Writer, label, code, value string) {
 
 // summary writes the verdict line and the "what this means" sentences.
 func (c *Console) summary(w *bufio.Writer, run *result.Run) {
-	n := countRun(run)
+	n := run.Counts()
 	word := statusWord(run)
 	code := ansiBold + ansiGreen
 	if word != "PASS" {

@@ -118,7 +118,7 @@ func (h *HTML) Report(w io.Writer, run *result.Run) error {
 }
 
 func (h *HTML) data(run *result.Run) htmlData {
-	n := countRun(run)
+	n := run.Counts()
 	d := htmlData{
 		Title:        title(h.opts, run),
 		Verdict:      statusWord(run),
@@ -142,7 +142,7 @@ func (h *HTML) data(run *result.Run) htmlData {
 		if c == nil {
 			continue
 		}
-		hc := htmlCollection{Name: c.Name, File: c.File, Counts: countCol(c), Duration: textfmt.Duration(c.Duration)}
+		hc := htmlCollection{Name: c.Name, File: c.File, Counts: c.Counts(), Duration: textfmt.Duration(c.Duration)}
 		hc.Rate = fmtRate(hc.Counts)
 		for _, s := range c.Servers {
 			v := s.Name + " · " + s.Transport + " " + s.Target

@@ -47,10 +47,10 @@ func (*JSON) Report(w io.Writer, run *result.Run) error {
 	if r.Collections == nil {
 		r.Collections = []*result.Collection{}
 	}
-	c := countRun(run)
+	c := run.Counts()
 	doc := jsonRun{Run: &r, Summary: Summary{
 		Total: c.Total, Passed: c.Passed, Failed: c.Failed, Errored: c.Errored, Skipped: c.Skipped,
-		PassRate: passRate(c), OK: okRun(run),
+		PassRate: passRate(c), OK: run.OK(),
 	}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

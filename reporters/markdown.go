@@ -78,7 +78,7 @@ func (m *Markdown) Report(w io.Writer, run *result.Run) error {
 // head is the status line, the counts table and what it means.
 func (m *Markdown) head(run *result.Run) string {
 	var b strings.Builder
-	n := countRun(run)
+	n := run.Counts()
 	emoji := map[string]string{"PASS": "✅", "FAIL": "❌", "INTERRUPTED": "⚠️"}[statusWord(run)]
 	fmt.Fprintf(&b, "## %s %s — %s\n\n", emoji, mdText(title(m.opts, run)), statusWord(run))
 	fmt.Fprintf(&b, "**%s** · %d passed · %d failed · %d errored · %d skipped · pass rate %s · %s\n",
@@ -118,7 +118,7 @@ func (m *Markdown) head(run *result.Run) string {
 			break
 		}
 		rows++
-		cc := countCol(c)
+		cc := c.Counts()
 		var servers []string
 		for _, s := range c.Servers {
 			v := s.ServerName

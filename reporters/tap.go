@@ -92,7 +92,7 @@ func (t *TAP) Report(w io.Writer, run *result.Run) error {
 		fmt.Fprintf(&b, "1..%d\n", n)
 	}
 	if run.Interrupted {
-		c := countRun(run)
+		c := run.Counts()
 		fmt.Fprintf(&b, "Bail out! run interrupted after %d of %s\n", c.Total-c.Skipped, textfmt.Plural(c.Total, "test"))
 	}
 	_, err := w.Write(b.Bytes())

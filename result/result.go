@@ -137,7 +137,8 @@ type Counts struct {
 	Total, Passed, Failed, Errored, Skipped int
 }
 
-// Counts tallies the tests of every collection.
+// Counts tallies the tests of every collection. Nil collections and tests are skipped, so a
+// result read from an untrusted document can be counted.
 func (r *Run) Counts() Counts {
 	var c Counts
 	for _, col := range r.Collections {
@@ -151,10 +152,17 @@ func (r *Run) Counts() Counts {
 	return c
 }
 
-// Counts tallies the tests of one collection.
+// Counts tallies the tests of one collection; a nil Collection counts zero and nil tests are
+// skipped.
 func (c *Collection) Counts() Counts {
 	var n Counts
+	if c == nil {
+		return n
+	}
 	for _, t := range c.Tests {
+		if t == nil {
+			continue
+		}
 		n.Total++
 		switch t.Status {
 		case Passed:
