@@ -149,21 +149,33 @@ func Harness(ctx context.Context, cfg Config) (*Results, error) {
 // Wire measures a fresh client of kind under l against a fresh child server process: for
 // stdio the client's own child, for HTTP a `testserver --transport http` started for the run.
 func Wire(ctx context.Context, kind Kind, tr Transport, bin string, l Load) (Sample, error) {
+	var s Sample
+	err := withWire(ctx, kind, tr, bin, l.Callers, func(c Client) error {
+		var err error
+		s, err = Run(ctx, c, l)
+		return err
+	})
+	return s, err
+}
+
+// withWire runs use with a fresh client of kind connected to a fresh child server, whose HTTP
+// pool (if any) has room for callers concurrent requests.
+func withWire(ctx context.Context, kind Kind, tr Transport, bin string, callers int, use func(Client) error) error {
 	t := Target{Transport: tr, Bin: bin}
 	if tr == HTTP {
 		srv, err := StartHTTP(ctx, bin)
 		if err != nil {
-			return Sample{}, err
+			return err
 		}
 		defer srv.Close()
 		t.URL = srv.URL
-		t.HTTPClient = NewHTTPClient(max(DefaultConnections, l.Callers))
+		t.HTTPClient = NewHTTPClient(max(DefaultConnections, callers))
 		defer t.HTTPClient.CloseIdleConnections()
 	}
 	c, err := Dial(ctx, kind, t)
 	if err != nil {
-		return Sample{}, err
+		return err
 	}
 	defer c.Close()
-	return Run(ctx, c, l)
+	return use(c)
 }

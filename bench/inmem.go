@@ -10,7 +10,7 @@ import (
 	"io"
 	"net"
 	"runtime"
-	"sync/atomic"
+	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,11 +21,12 @@ import (
 
 // fakeServer is a minimal MCP server for the in-memory figure: it answers initialize (echoing
 // the requested version) and every tools/call with one pre-encoded text result, patching the
-// id in. It runs on its own OS thread, whose CPU clock it reads when it handles a tools/call
-// named "mark", so a measurement can subtract what the server spent.
-type fakeServer struct {
-	cpu atomic.Int64 // thread CPU (ns) at the last "mark" call
-}
+// id in. Its own CPU per request is measured apart by serverCost.
+//
+// (Locking the server to an OS thread to read its thread CPU clock, as session/bench_test.go
+// does, distorts low-concurrency runs: every request then hands the P to that thread and back
+// through futex calls, which cost the process several times what the client itself does.)
+type fakeServer struct{}
 
 var (
 	fakeEcho    = []byte(`,"result":{"content":[{"type":"text","text":"hello"}]}}`)
@@ -35,9 +36,6 @@ var (
 
 // serve answers requests read from rw until it fails (the pipe closed).
 func (f *fakeServer) serve(rw io.ReadWriter) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start := threadCPU()
 	r := bufio.NewReaderSize(rw, 64<<10)
 	w := bufio.NewWriterSize(rw, 64<<10)
 	for {
@@ -53,9 +51,6 @@ func (f *fakeServer) serve(rw io.ReadWriter) {
 		w.Write(id)
 		switch {
 		case isToolsCall(line):
-			if bytes.Contains(line, []byte(`"name":"mark"`)) {
-				f.cpu.Store(int64(threadCPU() - start))
-			}
 			w.Write(fakeEcho)
 		case bytes.Contains(line, []byte(`"method":"initialize"`)):
 			version := []byte(ProtocolVersion)
@@ -110,13 +105,29 @@ type connDialer struct{ c transport.Conn }
 func (d connDialer) Dial(context.Context) (transport.Conn, error) { return d.c, nil }
 
 // InMemory measures a client over net.Pipe (the go-sdk's own in-memory transport: newline
-// JSON over a synchronous in-memory pipe) against the fake server, whose CPU is subtracted:
-// Sample.ClientCPUPerCall is the client's CPU alone. Only Ours and GoSDK are supported.
+// JSON over a synchronous in-memory pipe) against the fake server in this process. The
+// server's share, its per-request CPU measured in isolation (serverCost) times the calls, is
+// Sample.ServerCPU, so Sample.ClientCPUPerCall is the client's alone (and the scheduling of
+// the goroutines on both ends). Only Ours and GoSDK are supported.
 func InMemory(ctx context.Context, kind Kind, l Load) (Sample, error) {
+	var s Sample
+	err := withInMemory(ctx, kind, func(c Client) error {
+		if err := warmUp(ctx, c, min(l.N/10, 200)); err != nil {
+			return err
+		}
+		var err error
+		s, err = run(ctx, c, l)
+		return err
+	})
+	s.ServerCPU = serverCost(serverCostRequests) * time.Duration(s.Calls)
+	return s, err
+}
+
+// withInMemory connects a client of kind to a fake server over net.Pipe and runs use with it.
+func withInMemory(ctx context.Context, kind Kind, use func(c Client) error) error {
 	cc, sc := net.Pipe()
-	f := &fakeServer{}
 	served := make(chan struct{})
-	go func() { defer close(served); f.serve(sc) }()
+	go func() { defer close(served); (&fakeServer{}).serve(sc) }()
 	defer func() {
 		cc.Close()
 		sc.Close()
@@ -132,17 +143,51 @@ func InMemory(ctx context.Context, kind Kind, l Load) (Sample, error) {
 	case GoSDK:
 		c, err = connectGoSDK(ctx, &mcp.IOTransport{Reader: cc, Writer: cc})
 	default:
-		return Sample{}, fmt.Errorf("bench: no in-memory %s client", kind)
+		return fmt.Errorf("bench: no in-memory %s client", kind)
 	}
 	if err != nil {
-		return Sample{}, err
+		return err
 	}
 	defer c.Close()
-	mark := func(ctx context.Context) (time.Duration, error) {
-		if err := c.CallTool(ctx, "mark", nil); err != nil {
-			return 0, fmt.Errorf("bench: read the fake server's CPU: %w", err)
-		}
-		return time.Duration(f.cpu.Load()), nil
+	return use(c)
+}
+
+// serverCostRequests is how many requests serverCost replays.
+const serverCostRequests = 20000
+
+// serverCost is the fake server's CPU per tools/call on its own: n requests replayed one per
+// Read (as net.Pipe delivers them), each answer flushed, on one goroutine locked to its thread
+// (harmless here: nothing blocks) whose CPU clock is read.
+func serverCost(n int) time.Duration {
+	var in []byte
+	for id := range n {
+		in = append(in, rawHead...)
+		in = strconv.AppendInt(in, int64(id+1), 10)
+		in = append(in, rawEchoTail...)
+		in = append(in, '\n')
 	}
-	return run(ctx, c, l, mark)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	(&fakeServer{}).serve(struct {
+		io.Reader
+		io.Writer
+	}{&lineFeeder{in}, io.Discard})
+	return (threadCPU() - start) / time.Duration(n)
+}
+
+// lineFeeder returns one line per Read.
+type lineFeeder struct{ data []byte }
+
+func (l *lineFeeder) Read(p []byte) (int, error) {
+	if len(l.data) == 0 {
+		return 0, io.EOF
+	}
+	end := bytes.IndexByte(l.data, '\n') + 1
+	if end == 0 {
+		end = len(l.data)
+	}
+	n := copy(p, l.data[:end])
+	l.data = l.data[n:]
+	return n, nil
 }

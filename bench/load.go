@@ -27,7 +27,8 @@ type Sample struct {
 	Elapsed time.Duration
 	// CPU is the process's user+system CPU during the run.
 	CPU time.Duration
-	// ServerCPU is the part of CPU an in-process server used (zero for a child process).
+	// ServerCPU is the part of CPU attributed to an in-process server (zero for a child
+	// process).
 	ServerCPU time.Duration
 	// Mallocs counts heap allocations during the run.
 	Mallocs uint64
@@ -63,29 +64,31 @@ const graceAfter = 30 * time.Second
 // Run measures c under l after a short warm-up (a tenth of N, at most 200 calls, not counted).
 // It fails on the first call that fails.
 func Run(ctx context.Context, c Client, l Load) (Sample, error) {
-	return run(ctx, c, l, nil)
+	if err := warmUp(ctx, c, min(l.N/10, 200)); err != nil {
+		return Sample{}, err
+	}
+	return run(ctx, c, l)
 }
 
-// run is Run with serverCPU, if set, reading an in-process server's CPU at both ends of the
-// measured window.
-func run(ctx context.Context, c Client, l Load, serverCPU func(context.Context) (time.Duration, error)) (Sample, error) {
+// warmUp makes n calls that are not measured.
+func warmUp(ctx context.Context, c Client, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, graceAfter)
+	defer cancel()
+	for range n {
+		if err := c.Echo(ctx); err != nil {
+			return fmt.Errorf("bench: warm-up call: %w", err)
+		}
+	}
+	return nil
+}
+
+// run measures c under l.
+func run(ctx context.Context, c Client, l Load) (Sample, error) {
 	if l.Callers < 1 || l.N < 1 || l.Duration <= 0 {
 		return Sample{}, fmt.Errorf("bench: invalid load %+v", l)
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.Duration+graceAfter)
 	defer cancel()
-	for range min(l.N/10, 200) {
-		if err := c.Echo(ctx); err != nil {
-			return Sample{}, fmt.Errorf("bench: warm-up call: %w", err)
-		}
-	}
-	var srv0, srv1 time.Duration
-	if serverCPU != nil {
-		var err error
-		if srv0, err = serverCPU(ctx); err != nil {
-			return Sample{}, err
-		}
-	}
 	var (
 		issued, done atomic.Int64
 		firstErr     error
@@ -110,13 +113,6 @@ func run(ctx context.Context, c Client, l Load, serverCPU func(context.Context) 
 	wg.Wait()
 	s := Sample{Elapsed: time.Since(start), CPU: ProcessCPU() - cpu0, Calls: int(done.Load())}
 	s.Mallocs = mallocs() - m0
-	if serverCPU != nil {
-		var err error
-		if srv1, err = serverCPU(ctx); err != nil {
-			return Sample{}, err
-		}
-		s.ServerCPU = srv1 - srv0
-	}
 	if firstErr != nil {
 		if errors.Is(firstErr, context.DeadlineExceeded) {
 			return s, fmt.Errorf("bench: a call outlived the run's grace period: %w", firstErr)

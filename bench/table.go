@@ -13,6 +13,14 @@ import (
 // µs formats a duration in microseconds.
 func µs(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/1e3) }
 
+// perCall divides d by n calls.
+func perCall(d time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return d / time.Duration(n)
+}
+
 // ratio formats a/b.
 func ratio(a, b float64) string {
 	if b == 0 {
@@ -40,12 +48,14 @@ func (r *Results) WriteTables(w io.Writer) {
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), c.N, c.Duration, c.Concurrency)
 
 	if len(r.InMemory) > 0 {
-		fmt.Fprintln(w, "### Client CPU per tools/call over an in-memory pipe (fake server's CPU subtracted)")
+		fmt.Fprintln(w, "### Client CPU per tools/call over an in-memory pipe (net.Pipe, JSON lines, fake server in process)")
 		fmt.Fprintln(w)
-		header(w, "callers", "mcpspec", "go-sdk", "go-sdk / mcpspec")
+		header(w, "callers", "mcpspec client", "go-sdk client", "go-sdk / mcpspec", "mcpspec process", "go-sdk process", "fake server")
 		for i, label := range []string{"1", fmt.Sprint(c.Concurrency)} {
-			o, g := r.InMemory[Ours][i].ClientCPUPerCall(), r.InMemory[GoSDK][i].ClientCPUPerCall()
-			row(w, label, µs(o), µs(g), ratio(float64(g), float64(o)))
+			o, g := r.InMemory[Ours][i], r.InMemory[GoSDK][i]
+			row(w, label, µs(o.ClientCPUPerCall()), µs(g.ClientCPUPerCall()),
+				ratio(float64(g.ClientCPUPerCall()), float64(o.ClientCPUPerCall())),
+				µs(perCall(o.CPU, o.Calls)), µs(perCall(g.CPU, g.Calls)), µs(perCall(o.ServerCPU, o.Calls)))
 		}
 		fmt.Fprintln(w)
 	}

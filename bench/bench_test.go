@@ -1,0 +1,110 @@
+//go:build unix
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// benchDuration bounds a benchmark's measured loop in time; b.N bounds it in count.
+const benchDuration = 2 * time.Minute
+
+// measure runs b.N echo calls from callers goroutines on c and reports the client's CPU per
+// call (the process CPU less serverPerCall for each call, for an in-process server) and the
+// calls per second.
+func measure(b *testing.B, c Client, callers int, serverPerCall time.Duration) {
+	ctx := context.Background()
+	if err := warmUp(ctx, c, 200); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	s, err := run(ctx, c, Load{Callers: callers, N: b.N, Duration: benchDuration})
+	b.StopTimer()
+	s.ServerCPU = serverPerCall * time.Duration(s.Calls)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if s.Calls != b.N {
+		b.Fatalf("%d of %d calls done within %v", s.Calls, b.N, benchDuration)
+	}
+	b.ReportMetric(float64(s.ClientCPUPerCall())/1e3, "client-µs/op")
+	if serverPerCall > 0 {
+		b.ReportMetric(float64(s.CPU)/float64(s.Calls)/1e3, "total-µs/op")
+	}
+	b.ReportMetric(s.PerSecond(), "calls/s")
+}
+
+// BenchmarkInMemory is figure 1: the client CPU per tools/call of mcpspec and of the go-sdk
+// client, both over net.Pipe with newline-delimited JSON (the go-sdk's in-memory transport) to
+// the same fake server, whose own CPU per request (measured in isolation) is subtracted.
+func BenchmarkInMemory(b *testing.B) {
+	server := serverCost(serverCostRequests)
+	for _, kind := range []Kind{Ours, GoSDK} {
+		for _, callers := range []int{1, 32} {
+			b.Run(fmt.Sprintf("%s/callers=%d", kind, callers), func(b *testing.B) {
+				err := withInMemory(context.Background(), kind, func(c Client) error {
+					measure(b, c, callers, server)
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkWire is figure 3 in testing.B form: each client against `mcpspec testserver` in a
+// child process (stdio: the client's own child; HTTP: one started per benchmark), so the
+// process CPU and allocations are the client's alone.
+func BenchmarkWire(b *testing.B) {
+	bin := binary(b)
+	for _, tr := range []Transport{Stdio, HTTP} {
+		for _, kind := range Kinds {
+			for _, callers := range []int{1, 32} {
+				b.Run(fmt.Sprintf("%s/%s/callers=%d", tr, kind, callers), func(b *testing.B) {
+					err := withWire(context.Background(), kind, tr, bin, callers, func(c Client) error {
+						measure(b, c, callers, 0)
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkInflight is figure 2: the memory (HeapInuse+StackInuse of the client process) per
+// pending call with 1,000 calls in flight on one stdio session and 10,000 over Streamable
+// HTTP (10,000 connections, the server a child process). Each iteration is a whole
+// measurement; run it with -benchtime=1x to keep it short.
+func BenchmarkInflight(b *testing.B) {
+	bin := binary(b)
+	if _, err := RaiseFileLimit(10000 + 1024); err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range []struct {
+		tr Transport
+		n  int
+	}{{Stdio, 1000}, {HTTP, 10000}} {
+		for _, kind := range Kinds {
+			b.Run(fmt.Sprintf("%s=%d/%s", m.tr, m.n, kind), func(b *testing.B) {
+				var total float64
+				for range b.N {
+					s, err := Inflight(context.Background(), kind, m.tr, bin, m.n)
+					if err != nil {
+						b.Fatal(err)
+					}
+					total += s.PerCall()
+				}
+				b.ReportMetric(total/float64(b.N), "B/inflight")
+			})
+		}
+	}
+}

@@ -1,0 +1,44 @@
+//go:build unix
+
+package bench
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+)
+
+// The mcpspec binary is built once per test binary, on first use, into a directory removed by
+// TestMain.
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binary returns the built mcpspec binary, building it the first time.
+func binary(tb testing.TB) string {
+	tb.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "mcpbench-test-")
+		if binErr != nil {
+			return
+		}
+		binPath, binErr = Build(context.Background(), binDir)
+	})
+	if binErr != nil {
+		tb.Fatal(binErr)
+	}
+	return binPath
+}
+
