@@ -41,4 +41,3 @@ func binary(tb testing.TB) string {
 	}
 	return binPath
 }
-
