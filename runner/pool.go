@@ -190,9 +190,20 @@ func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
 	if err := p.cr.r.wait(ctx); err != nil {
 		return nil, &result.Error{Category: string(session.Cancelled), Message: "interrupted before connecting"}
 	}
+	// The test's deadline bounds the handshake too: name the limit that applied.
+	limit, byTest := so.ConnectTimeout, false
+	if dl, ok := ctx.Deadline(); ok {
+		if rem := time.Until(dl); rem < limit {
+			limit, byTest = (rem + 99*time.Millisecond).Truncate(100*time.Millisecond), true
+		}
+	}
 	s, err := session.Open(ctx, d, so)
 	if err != nil {
-		e := describeConnect(err, srv, target, so.ConnectTimeout)
+		e := describeConnect(err, srv, target, limit)
+		if byTest && e.Category == string(session.Timeout) {
+			e.Message += " (what remained of the test's timeout; timeouts.connect is " + so.ConnectTimeout.String() + ")"
+			e.Hint = "raise the test's timeout (or defaults.timeout) above the server's start-up time, or find out why the server is slow to start or silent on this transport"
+		}
 		maskError(e, p.mask)
 		return nil, e
 	}

@@ -223,5 +223,9 @@ func serverCases() []sweepCase {
 			append([]string{"test", "misbehaving.yaml"}, limits...), m.test, m.testWant,
 			map[string]string{"misbehaving.yaml": col}})
 	}
+	// A test timeout shorter than the connect timeout ends the handshake: the message names it.
+	out = append(out, sweepCase{"test/handshake ended by the test's timeout",
+		[]string{"test", "short.yaml"}, ExitConnection, `during the handshake within 2s \(what remained of the test's timeout; timeouts.connect is 10s\)`,
+		map[string]string{"short.yaml": "name: Short\nserver: testserver --slow-initialize 1h\ndefaults:\n  timeout: 2s\ntests:\n  - name: Echo\n    call: echo\n    with: {text: hi}\n"}})
 	return out
 }
