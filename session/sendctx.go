@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,6 +20,20 @@ type sendCtx struct {
 	err        error
 	timer      *time.Timer
 	stopParent func() bool
+	afters     []*afterFunc // registered by AfterFunc, started when the context ends
+}
+
+// afterFunc is one function registered with [sendCtx.AfterFunc]; whichever of running and
+// stopping claims it first wins.
+type afterFunc struct {
+	f       func()
+	claimed atomic.Bool
+}
+
+func (a *afterFunc) run() {
+	if !a.claimed.Swap(true) {
+		go a.f()
+	}
 }
 
 var _ context.Context = (*sendCtx)(nil)
@@ -80,6 +95,29 @@ func (c *sendCtx) endLocked(err error) {
 	if c.done != nil {
 		close(c.done)
 	}
+	for _, a := range c.afters {
+		a.run()
+	}
+	c.afters = nil
+}
+
+// AfterFunc arranges for f to run in its own goroutine once c ends and returns a function that
+// cancels that, as [context.AfterFunc] does. The context package calls it for contexts derived
+// from c (context.WithCancel, context.AfterFunc); without it, it would park one goroutine on
+// Done for each of them, which is one goroutine (and its stack) per request in flight for the
+// HTTP transports.
+func (c *sendCtx) AfterFunc(f func()) (stop func() bool) {
+	c.Done() // arm the deadline and the parent's cancellation
+	a := &afterFunc{f: f}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		a.run()
+	} else {
+		c.afters = append(c.afters, a)
+		c.mu.Unlock()
+	}
+	return func() bool { return !a.claimed.Swap(true) }
 }
 
 // release ends the context once Send returned and frees its timer.

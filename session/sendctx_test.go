@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -55,6 +56,86 @@ func TestSendCtx(t *testing.T) {
 		<-done
 		if !errors.Is(c.Err(), context.Canceled) {
 			t.Errorf("Err = %v", c.Err())
+		}
+	})
+}
+
+func TestSendCtxAfterFunc(t *testing.T) {
+	t.Run("runs once the deadline passes", func(t *testing.T) {
+		c := newSendCtx(context.Background(), time.Now().Add(20*time.Millisecond))
+		defer c.release()
+		ran := make(chan struct{})
+		context.AfterFunc(c, func() { close(ran) })
+		select {
+		case <-ran:
+		case <-time.After(5 * time.Second):
+			t.Fatal("AfterFunc never ran")
+		}
+	})
+	t.Run("stop prevents it", func(t *testing.T) {
+		c := newSendCtx(context.Background(), time.Now().Add(time.Hour))
+		ran := make(chan struct{})
+		stop := context.AfterFunc(c, func() { close(ran) })
+		if !stop() {
+			t.Fatal("stop = false before the context ended")
+		}
+		c.release()
+		if stop() {
+			t.Error("second stop = true")
+		}
+		select {
+		case <-ran:
+			t.Error("stopped function ran")
+		case <-time.After(50 * time.Millisecond):
+		}
+	})
+	t.Run("registered after the end runs at once", func(t *testing.T) {
+		c := newSendCtx(context.Background(), time.Now().Add(time.Hour))
+		c.release()
+		ran := make(chan struct{})
+		stop := context.AfterFunc(c, func() { close(ran) })
+		select {
+		case <-ran:
+		case <-time.After(5 * time.Second):
+			t.Fatal("AfterFunc never ran")
+		}
+		if stop() {
+			t.Error("stop = true after the function ran")
+		}
+	})
+	t.Run("derived contexts end with it", func(t *testing.T) {
+		parent, cancel := context.WithCancel(context.Background())
+		c := newSendCtx(parent, time.Now().Add(time.Hour))
+		defer c.release()
+		child, cancelChild := context.WithCancel(c)
+		defer cancelChild()
+		cancel()
+		select {
+		case <-child.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("derived context never ended")
+		}
+		if !errors.Is(child.Err(), context.Canceled) {
+			t.Errorf("child Err = %v", child.Err())
+		}
+	})
+	t.Run("no goroutine per derived context", func(t *testing.T) {
+		// What the HTTP transports do per request: context.WithCancel and context.AfterFunc on
+		// the send context. Without sendCtx.AfterFunc each one parks a goroutine.
+		const n = 200
+		before := runtime.NumGoroutine()
+		var releases []func()
+		for range n {
+			c := newSendCtx(context.Background(), time.Now().Add(time.Hour))
+			_, cancel := context.WithCancel(c)
+			stop := context.AfterFunc(c, func() {})
+			releases = append(releases, func() { stop(); cancel(); c.release() })
+		}
+		if grew := runtime.NumGoroutine() - before; grew >= n/2 {
+			t.Errorf("%d derived contexts started %d goroutines", 2*n, grew)
+		}
+		for _, r := range releases {
+			r()
 		}
 	})
 }
