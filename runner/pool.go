@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpspec/mcpspec/collection"
@@ -197,9 +198,20 @@ func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
 			limit, byTest = (rem + 99*time.Millisecond).Truncate(100*time.Millisecond), true
 		}
 	}
+	// The first malformed frame often explains a failed handshake (logging on stdout).
+	var firstBad atomic.Pointer[session.Finding]
+	so.OnFinding = func(f session.Finding) {
+		if f.Category == session.Malformed {
+			firstBad.CompareAndSwap(nil, &f)
+		}
+	}
 	s, err := session.Open(ctx, d, so)
 	if err != nil {
 		e := describeConnect(err, srv, target, limit)
+		if f := firstBad.Load(); f != nil && e.Category != string(session.Cancelled) {
+			e.Hint = fmt.Sprintf("first the server sent %q, which is not JSON-RPC (on stdio, stdout must carry only MCP messages; log to stderr); %s",
+				strings.Join(strings.Fields(transport.Excerpt(f.Frame, 120)), " "), e.Hint)
+		}
 		if byTest && e.Category == string(session.Timeout) {
 			e.Message += " (what remained of the test's timeout; timeouts.connect is " + so.ConnectTimeout.String() + ")"
 			e.Hint = "raise the test's timeout (or defaults.timeout) above the server's start-up time, or find out why the server is slow to start or silent on this transport"

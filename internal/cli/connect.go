@@ -3,8 +3,11 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -74,11 +77,49 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 // open starts or connects to the server and performs the handshake. A failure is described as
 // a connection error (exit 4) unless it was an interruption.
 func (t *target) open(ctx context.Context) (*session.Session, error) {
-	s, err := session.Open(ctx, t.dialer, &t.opts)
+	// Remember the first malformed frame: a handshake that then fails is most often explained
+	// by it (a banner or logging on stdout), whatever the failure's own category.
+	var firstBad atomic.Pointer[session.Finding]
+	opts := t.opts
+	next := opts.OnFinding
+	opts.OnFinding = func(f session.Finding) {
+		if f.Category == session.Malformed {
+			firstBad.CompareAndSwap(nil, &f)
+		}
+		if next != nil {
+			next(f)
+		}
+	}
+	s, err := session.Open(ctx, t.dialer, &opts)
 	if err != nil {
-		return nil, t.connectError(ctx, err)
+		err = t.connectError(ctx, err)
+		var ce *Error
+		if f := firstBad.Load(); f != nil && errors.As(err, &ce) && ce.Code == ExitConnection {
+			ce.Hint = joinHints(malformedHint(t.info.Transport, f.Frame), ce.Hint)
+		}
+		return nil, err
 	}
 	return s, nil
+}
+
+// malformedHint quotes a frame that is not JSON-RPC and, on stdio, names the rule it breaks.
+func malformedHint(tr spec.Transport, frame []byte) string {
+	quoted := oneLine(transport.Excerpt(frame, 120))
+	if tr == spec.Stdio {
+		return fmt.Sprintf("first the server wrote %q to stdout, which is not JSON-RPC: stdout must carry only MCP messages (log to stderr)", quoted)
+	}
+	return fmt.Sprintf("first the server sent %q, which is not JSON-RPC", quoted)
+}
+
+// joinHints joins the non-empty hints with "; ".
+func joinHints(hints ...string) string {
+	var out []string
+	for _, h := range hints {
+		if h != "" {
+			out = append(out, h)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // finish removes the temporary stderr file, unless failed: then the hints point at it and it

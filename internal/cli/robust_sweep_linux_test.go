@@ -194,8 +194,11 @@ func misbehavingServers() []misbehaving {
 			`no answer during the handshake within --connect-timeout 2s`, `within --connect-timeout 2s`, `during the handshake within 2s`},
 		{"exits at once", exitsAtOnce, ExitConnection, ExitConnection, ExitConnection,
 			`server exited with code 3 during the handshake`, `exited with code 3`, `exited with code 3 during the handshake`},
+		// The hint quotes the garbage: the usual cause is logging on stdout.
 		{"garbage on stdout", printsGarbage, ExitConnection, ExitConnection, ExitConnection,
-			`during the handshake`, `during the handshake`, `during the handshake`},
+			`during the handshake(.|\n)*Hint: first the server wrote "garbage" to stdout`,
+			`Hint: first the server wrote "garbage" to stdout`,
+			`during the handshake(.|\n)*hint: +first the server sent "garbage", which is not JSON-RPC`},
 		{"20 MiB line", floodsALine, ExitConnection, ExitConnection, ExitConnection,
 			`during the handshake`, `during the handshake`, `during the handshake`},
 		// The handshake deadline (2s) passes before the transport gives up waiting for the
