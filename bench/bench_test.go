@@ -80,8 +80,8 @@ func BenchmarkWire(b *testing.B) {
 	}
 }
 
-// BenchmarkInflight is figure 2: the memory (HeapInuse+StackInuse of the client process) per
-// pending call with 1,000 calls in flight on one stdio session and 10,000 over Streamable
+// BenchmarkInflight is figure 2: the memory (HeapInuse+StackInuse of the client process, and
+// HeapAlloc+StackInuse as live-B) per pending call with 1,000 calls in flight on one stdio session and 10,000 over Streamable
 // HTTP (10,000 connections, the server a child process). Each iteration is a whole
 // measurement; run it with -benchtime=1x to keep it short.
 func BenchmarkInflight(b *testing.B) {
@@ -95,15 +95,17 @@ func BenchmarkInflight(b *testing.B) {
 	}{{Stdio, 1000}, {HTTP, 10000}} {
 		for _, kind := range Kinds {
 			b.Run(fmt.Sprintf("%s=%d/%s", m.tr, m.n, kind), func(b *testing.B) {
-				var total float64
+				var inuse, live float64
 				for range b.N {
 					s, err := Inflight(context.Background(), kind, m.tr, bin, m.n)
 					if err != nil {
 						b.Fatal(err)
 					}
-					total += s.PerCall()
+					inuse += s.PerCall()
+					live += s.LivePerCall()
 				}
-				b.ReportMetric(total/float64(b.N), "B/inflight")
+				b.ReportMetric(inuse/float64(b.N), "B/inflight")
+				b.ReportMetric(live/float64(b.N), "live-B/inflight")
 			})
 		}
 	}

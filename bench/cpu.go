@@ -36,12 +36,29 @@ func mallocs() uint64 {
 	return m.Mallocs
 }
 
-// LiveMemory is what the heap and the goroutine stacks hold after a full collection:
-// MemStats.HeapInuse + StackInuse (spans in use, so fragmentation counts against us, which
-// makes the figure conservative compared with HeapAlloc).
-func LiveMemory() uint64 {
+// Memory is what the heap and the goroutine stacks hold.
+type Memory struct {
+	// Heap is MemStats.HeapInuse: bytes in in-use heap spans, so fragmentation counts against
+	// the client (a conservative figure next to HeapAlloc).
+	Heap uint64
+	// Live is MemStats.HeapAlloc: bytes of live heap objects (after the collection), the
+	// precise figure, less sensitive to what earlier work left fragmented.
+	Live uint64
+	// Stack is MemStats.StackInuse: goroutine stacks.
+	Stack uint64
+	// Goroutines is runtime.NumGoroutine.
+	Goroutines int
+}
+
+// Total is Heap + Stack.
+func (m Memory) Total() uint64 { return m.Heap + m.Stack }
+
+// LiveMemory samples Memory after two full collections (the second lets the runtime shrink
+// stacks the first found mostly unused, so the figure depends less on the GC's timing).
+func LiveMemory() Memory {
+	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapInuse + m.StackInuse
+	return Memory{Heap: m.HeapInuse, Live: m.HeapAlloc, Stack: m.StackInuse, Goroutines: runtime.NumGoroutine()}
 }

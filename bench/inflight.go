@@ -23,15 +23,41 @@ type InflightSample struct {
 	// Before and During are LiveMemory (HeapInuse+StackInuse after a GC) before the calls and
 	// while all of them are pending. The calling goroutines' stacks are included: a caller
 	// blocked in a call is part of what an in-flight call costs.
-	Before, During uint64
+	Before, During Memory
 }
 
-// PerCall is the memory per pending call in bytes.
-func (s InflightSample) PerCall() float64 {
-	if s.Calls == 0 || s.During < s.Before {
+// PerCall is the memory (heap and stacks) per pending call in bytes.
+func (s InflightSample) PerCall() float64 { return s.per(Memory.Total) }
+
+// LivePerCall is the live heap objects (HeapAlloc) plus stacks per pending call: the precise
+// figure next to PerCall's conservative one.
+func (s InflightSample) LivePerCall() float64 {
+	return s.per(func(m Memory) uint64 { return m.Live + m.Stack })
+}
+
+// HeapPerCall is the heap part of PerCall.
+func (s InflightSample) HeapPerCall() float64 {
+	return s.per(func(m Memory) uint64 { return m.Heap })
+}
+
+// StackPerCall is the stack part of PerCall.
+func (s InflightSample) StackPerCall() float64 {
+	return s.per(func(m Memory) uint64 { return m.Stack })
+}
+
+// GoroutinesPerCall is how many goroutines each pending call added.
+func (s InflightSample) GoroutinesPerCall() float64 {
+	if s.Calls == 0 {
 		return 0
 	}
-	return float64(s.During-s.Before) / float64(s.Calls)
+	return float64(s.During.Goroutines-s.Before.Goroutines) / float64(s.Calls)
+}
+
+func (s InflightSample) per(f func(Memory) uint64) float64 {
+	if s.Calls == 0 {
+		return 0
+	}
+	return (float64(f(s.During)) - float64(f(s.Before))) / float64(s.Calls)
 }
 
 // inflight starts n calls of the slow tool on c, waits until sent is closed (every request is

@@ -90,11 +90,23 @@ func (r *Results) WriteTables(w io.Writer) {
 		if tr == HTTP {
 			how = fmt.Sprintf("one session, %d HTTP/1.1 connections to a child `mcpspec testserver --transport http`, fd limit %d", n, r.FileLimit)
 		}
-		fmt.Fprintf(w, "### Memory per in-flight call, %s × %d (%s; HeapInuse+StackInuse of the client process)\n\n", tr, n, how)
-		header(w, "raw", "mcpspec", "go-sdk", "mcpspec / raw", "go-sdk / mcpspec")
-		raw, o, g := k[Raw].PerCall(), k[Ours].PerCall(), k[GoSDK].PerCall()
+		fmt.Fprintf(w, "### Memory per in-flight call, %s × %d (%s; client process after GC, while all are pending, minus before)\n\n", tr, n, how)
+		header(w, "per in-flight call", "raw", "mcpspec", "go-sdk", "mcpspec / raw", "go-sdk / mcpspec")
 		kb := func(v float64) string { return fmt.Sprintf("%.1f KB", v/1024) }
-		row(w, kb(raw), kb(o), kb(g), ratio(o, raw), ratio(g, o))
+		for _, m := range []struct {
+			name   string
+			f      func(InflightSample) float64
+			format func(float64) string
+		}{
+			{"**HeapInuse + StackInuse**", InflightSample.PerCall, kb},
+			{"HeapAlloc + StackInuse", InflightSample.LivePerCall, kb},
+			{"HeapInuse", InflightSample.HeapPerCall, kb},
+			{"StackInuse", InflightSample.StackPerCall, kb},
+			{"goroutines", InflightSample.GoroutinesPerCall, func(v float64) string { return fmt.Sprintf("%.2f", v) }},
+		} {
+			raw, o, g := m.f(k[Raw]), m.f(k[Ours]), m.f(k[GoSDK])
+			row(w, m.name, m.format(raw), m.format(o), m.format(g), ratio(o, raw), ratio(g, o))
+		}
 		fmt.Fprintln(w)
 	}
 }
