@@ -68,10 +68,12 @@ func TestSignalStopsServerTree(t *testing.T) {
 				b, _ := os.ReadFile(in)
 				return bytes.Contains(b, []byte(tt.waitFor))
 			})
-			tree := descendants(cmd.Process.Pid)
-			if len(tree) < 3 {
-				t.Fatalf("server process tree = %v, want sh, tee and mcpspec testserver", tree)
-			}
+			// sh may not have forked the second half of its pipeline yet when tee first writes.
+			var tree []int
+			waitUntil(t, 15*time.Second, "the server process tree (sh, tee and mcpspec testserver)", func() bool {
+				tree = descendants(cmd.Process.Pid)
+				return len(tree) >= 3
+			})
 			if err := cmd.Process.Signal(tt.sig); err != nil {
 				t.Fatal(err)
 			}
