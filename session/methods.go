@@ -177,7 +177,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args any, opts *Cal
 	if opts != nil {
 		r.timeout, r.progress = opts.Timeout, opts.OnProgress
 	}
-	resp, e := s.do(ctx, &r)
+	resp, e := s.run(ctx, &r)
 	if e != nil {
 		return nil, e
 	}
@@ -190,9 +190,15 @@ func (s *Session) CallTool(ctx context.Context, name string, args any, opts *Cal
 	return tr, nil
 }
 
-// decodeToolResult splits a tools/call result without reflection.
+// decodeToolResult splits a tools/call result without reflection, in one allocation when
+// content has at most one element (the common case).
 func decodeToolResult(raw []byte) (*ToolResult, error) {
-	tr := &ToolResult{Raw: raw}
+	box := &struct {
+		tr  ToolResult
+		one [1]json.RawMessage
+	}{}
+	tr := &box.tr
+	tr.Raw = raw
 	var content []byte
 	if err := eachMember(raw, func(k, v []byte) {
 		switch {
@@ -211,7 +217,11 @@ func decodeToolResult(raw []byte) (*ToolResult, error) {
 		if eachElement(content, func([]byte) { n++ }) != nil {
 			return nil, fmt.Errorf("has a content member that is not an array")
 		}
-		tr.Content = make([]json.RawMessage, 0, n)
+		if n <= len(box.one) {
+			tr.Content = box.one[:0:n]
+		} else {
+			tr.Content = make([]json.RawMessage, 0, n)
+		}
 		_ = eachElement(content, func(v []byte) { tr.Content = append(tr.Content, v) })
 	}
 	return tr, nil

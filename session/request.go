@@ -33,6 +33,15 @@ type request struct {
 
 // do runs r to completion. A Hang failure carries the late response in Error.Response.
 func (s *Session) do(ctx context.Context, r *request) (*Response, *Error) {
+	resp, e := s.run(ctx, r)
+	if e != nil {
+		return nil, e
+	}
+	return &resp, nil
+}
+
+// run is [Session.do] returning the response by value, for callers that keep only parts of it.
+func (s *Session) run(ctx context.Context, r *request) (Response, *Error) {
 	var (
 		extra                []byte
 		attempts, rounds     int
@@ -77,22 +86,22 @@ func (s *Session) do(ctx context.Context, r *request) (*Response, *Error) {
 			if e.Category == Hang && res != nil {
 				e.Response = &Response{ID: id, Result: res, Timing: span(first, t), Attempts: attempts}
 			}
-			return nil, e
+			return Response{}, e
 		}
 		if era == EraStateless && needsInput(res) {
 			rounds++
 			if rounds > maxMRTR {
-				return nil, &Error{Category: ServerError, Method: r.method, ID: id, Elapsed: time.Since(first),
+				return Response{}, &Error{Category: ServerError, Method: r.method, ID: id, Elapsed: time.Since(first),
 					Message: "the server kept answering input_required after " + strconv.Itoa(maxMRTR) + " rounds"}
 			}
 			var e *Error
 			if extra, e = s.inputResponses(res); e != nil {
 				e.Method, e.ID, e.Elapsed = r.method, id, time.Since(first)
-				return nil, e
+				return Response{}, e
 			}
 			continue
 		}
-		return &Response{ID: id, Result: res, Timing: span(first, t), Attempts: attempts}, nil
+		return Response{ID: id, Result: res, Timing: span(first, t), Attempts: attempts}, nil
 	}
 }
 

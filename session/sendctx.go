@@ -20,7 +20,11 @@ type sendCtx struct {
 	err        error
 	timer      *time.Timer
 	stopParent func() bool
-	afters     []*afterFunc // registered by AfterFunc, started when the context ends
+	// first and afters are the functions registered by AfterFunc, started when the context
+	// ends: the first one (a transport's request, usually the only one) is kept in place,
+	// which saves two allocations per send.
+	first  afterFunc
+	afters []*afterFunc
 }
 
 // afterFunc is one function registered with [sendCtx.AfterFunc]; whichever of running and
@@ -95,6 +99,9 @@ func (c *sendCtx) endLocked(err error) {
 	if c.done != nil {
 		close(c.done)
 	}
+	if c.first.f != nil {
+		c.first.run()
+	}
 	for _, a := range c.afters {
 		a.run()
 	}
@@ -108,14 +115,17 @@ func (c *sendCtx) endLocked(err error) {
 // HTTP transports.
 func (c *sendCtx) AfterFunc(f func()) (stop func() bool) {
 	c.Done() // arm the deadline and the parent's cancellation
-	a := &afterFunc{f: f}
 	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		a.run()
-	} else {
+	a := &c.first
+	if a.f != nil {
+		a = &afterFunc{}
 		c.afters = append(c.afters, a)
-		c.mu.Unlock()
+	}
+	a.f = f
+	ended := c.err != nil
+	c.mu.Unlock()
+	if ended {
+		a.run()
 	}
 	return func() bool { return !a.claimed.Swap(true) }
 }
