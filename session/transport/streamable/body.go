@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -37,32 +38,53 @@ func frameError(reason string, data []byte, size int) transport.Frame {
 		Err: &transport.FrameError{Reason: reason, Size: size}}
 }
 
+// readAnswer reads a JSON answer (or the body of a 202/204) in Send's goroutine, while ctx is
+// still tied to the request through cancel. Reading is bounded by BodyTimeout, which needs a
+// timer only when ctx's deadline does not come first (the session's always does).
+func (c *Conn) readAnswer(ctx context.Context, cancel context.CancelFunc, resp *http.Response, request bool) error {
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > c.d.BodyTimeout {
+		timer := time.AfterFunc(c.d.BodyTimeout, cancel)
+		defer timer.Stop()
+	}
+	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
+		// No message; a body, if any, is read only so the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		return nil
+	}
+	// application/json, and anything else: the session judges what the bytes are.
+	return c.readJSON(ctx, resp.Body, resp.ContentLength, request)
+}
+
 // readJSON reads a JSON answer: one message, or a batch array delivered element by element.
-// The read is bounded by BodyTimeout and MaxFrameSize. An empty body is a truncated frame when
-// it answers a request, and nothing (a 200 standing in for 202) otherwise.
-func (c *Conn) readJSON(cancel context.CancelFunc, body io.ReadCloser, length int64, request bool) {
+// The read is bounded by MaxFrameSize, and by the caller through the request's context. An
+// empty body is a truncated frame when it answers a request, and nothing (a 200 standing in
+// for 202) otherwise. When the read fails because ctx ended or the Conn closed nothing is
+// delivered and that is the error; a body cut otherwise (a reset, BodyTimeout) is delivered
+// as a truncated frame.
+func (c *Conn) readJSON(ctx context.Context, body io.ReadCloser, length int64, request bool) error {
 	defer body.Close()
-	timer := time.AfterFunc(c.d.BodyTimeout, cancel)
-	defer timer.Stop()
 	data, err := readBody(body, length, c.d.MaxFrameSize)
 	switch {
 	case err != nil && c.ctx.Err() != nil:
-		return // closed
+		return transport.ErrClosed
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("streamable: POST: %w", ctx.Err())
 	case len(data) > c.d.MaxFrameSize:
 		n, _ := io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 		c.deliver(frameError("too-long", data, len(data)+int(n)))
-		return
+		return nil
 	case err != nil:
 		// The body was cut (reset, BodyTimeout): what arrived is a truncated message.
 		c.deliver(frameError("truncated", data, len(data)))
-		return
+		return nil
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		if request {
 			c.deliver(frameError("truncated", nil, 0))
 		}
-		return
+		return nil
 	}
 	if trimmed[0] == '[' {
 		var batch []json.RawMessage
@@ -70,10 +92,11 @@ func (c *Conn) readJSON(cancel context.CancelFunc, body io.ReadCloser, length in
 			for _, m := range batch {
 				c.deliver(frame(m))
 			}
-			return
+			return nil
 		}
 	}
 	c.deliver(frame(data))
+	return nil
 }
 
 // readBody reads at most max+1 bytes of a body, in one allocation when its length is known.

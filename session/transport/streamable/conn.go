@@ -8,7 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -23,7 +25,8 @@ const frameQueue = 256
 // Conn is one Streamable HTTP connection: a client session with one endpoint.
 //
 // Send may be called from many goroutines at once; Recv from one; Close from any, any number of
-// times. Every response body is read by a goroutine the Conn owns and waits for in Close.
+// times. A JSON answer is read by the goroutine that called Send; an SSE stream (and the GET
+// stream) by a goroutine the Conn owns and waits for in Close.
 type Conn struct {
 	d         Dialer
 	client    *http.Client
@@ -36,11 +39,18 @@ type Conn struct {
 	wg     sync.WaitGroup
 
 	// mu guards the fields below it and the ordering of wg.Add against Close's wg.Wait.
-	mu         sync.Mutex
-	sessionID  string
-	version    string
-	closed     bool
-	getStarted bool
+	mu        sync.Mutex
+	sessionID string
+	version   string
+	// sessionHeader and versionHeader are the Mcp-Session-Id and MCP-Protocol-Version values
+	// the requests share (see [Conn.headers]); replaced, never modified, when they change.
+	sessionHeader, versionHeader []string
+	closed                       bool
+	getStarted                   bool
+
+	// nameHeader is the last Mcp-Name value sent, shared by the requests that send it again;
+	// never modified.
+	nameHeader atomic.Pointer[[1]string]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -83,6 +93,27 @@ func (c *Conn) state() (sessionID, version string) {
 	return c.sessionID, c.version
 }
 
+// headers returns the session id and the shared header values of the session id and the
+// protocol version (nil when unset), made anew only when the id or the version changed.
+func (c *Conn) headers() (sessionID string, sessionHeader, versionHeader []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sessionHeader = headerValue(c.sessionHeader, c.sessionID)
+	c.versionHeader = headerValue(c.versionHeader, c.version)
+	return c.sessionID, c.sessionHeader, c.versionHeader
+}
+
+// headerValue returns cur when it already holds v, else a new value holding v (nil for "").
+func headerValue(cur []string, v string) []string {
+	switch {
+	case v == "":
+		return nil
+	case cur != nil && cur[0] == v:
+		return cur
+	}
+	return []string{v}
+}
+
 // noteSession records a session id the server sent in a response header.
 func (c *Conn) noteSession(h http.Header) {
 	if sid := h.Get("Mcp-Session-Id"); sid != "" {
@@ -107,6 +138,16 @@ func (c *Conn) spawn(f func()) bool {
 	return true
 }
 
+// Header values shared by every request. Requests point at these slices, at the Dialer's
+// custom header values and at the Conn's session and version values instead of copying them:
+// net/http's Client and Transport only read a request's Header (the Client clones it before
+// it changes anything, for a redirect or basic auth), and nothing in this package writes to a
+// value slice once a request holds it (Conn fields are replaced, never modified). Read-only.
+var (
+	contentTypeJSON = []string{"application/json"}
+	acceptBoth      = []string{"application/json, text/event-stream"}
+)
+
 // newRequest builds a request with the custom headers, the session and the version.
 func (c *Conn) newRequest(ctx context.Context, method string, body []byte) (*http.Request, string, error) {
 	var r io.Reader
@@ -117,43 +158,86 @@ func (c *Conn) newRequest(ctx context.Context, method string, body []byte) (*htt
 	if err != nil {
 		return nil, "", err
 	}
+	h := req.Header
 	for k, vs := range c.d.Header {
-		req.Header[k] = append([]string(nil), vs...)
+		h[k] = vs
 	}
-	sid, version := c.state()
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
+	sid, sidHeader, versionHeader := c.headers()
+	if sidHeader != nil {
+		h["Mcp-Session-Id"] = sidHeader
 	}
-	if version != "" {
-		req.Header.Set("MCP-Protocol-Version", version)
+	if versionHeader != nil {
+		h["Mcp-Protocol-Version"] = versionHeader
 	}
 	return req, sid, nil
 }
 
-// Send POSTs one message and returns once the response status is known. The response body (a
-// JSON message or an SSE stream) is read in the background and its messages delivered to Recv.
-// ctx bounds the request until the status arrives; the body outlives it and is bounded by
-// BodyTimeout (JSON) or StreamIdleTimeout (SSE) and by Close.
+// mcpName returns the shared Mcp-Name value for a raw string token, or nil when its value
+// cannot be sent as a header. A name sent again (the same tool called over and over) reuses
+// the last value.
+func (c *Conn) mcpName(tok []byte) []string {
+	if tok == nil {
+		return nil
+	}
+	inner := tok[1 : len(tok)-1]
+	plain := bytes.IndexByte(inner, '\\') < 0
+	if last := c.nameHeader.Load(); plain && last != nil && last[0] == string(inner) {
+		return last[:]
+	}
+	name := decodeString(tok)
+	if !headerSafe(name) {
+		return nil
+	}
+	v := &[1]string{name}
+	c.nameHeader.Store(v)
+	return v[:]
+}
+
+// afterFunc is [context.AfterFunc] without its cost where there is none to pay: nothing for a
+// context that never ends, and a direct call for a context with its own AfterFunc method (the
+// session's send context), which context.AfterFunc would wrap in another context.
+func afterFunc(ctx context.Context, f func()) (stop func() bool) {
+	if ctx.Done() == nil {
+		return neverStarted
+	}
+	if a, ok := ctx.(interface{ AfterFunc(func()) func() bool }); ok {
+		return a.AfterFunc(f)
+	}
+	return context.AfterFunc(ctx, f)
+}
+
+func neverStarted() bool { return true }
+
+// Send POSTs one message. For an application/json answer (and 202) it returns once the body
+// was read and its message delivered to Recv, all of it bounded by ctx, by BodyTimeout and by
+// Close; for an SSE answer it returns once the status is known, and the stream is read in the
+// background, bounded by StreamIdleTimeout and Close, not by ctx.
+//
+// Delivering blocks while Recv's queue is full, so Send needs a concurrent Recv (the session
+// has its reader).
 func (c *Conn) Send(ctx context.Context, frame []byte) error {
 	if c.ctx.Err() != nil {
 		return transport.ErrClosed
 	}
 	env := peek(frame)
 	reqCtx, cancelReq := context.WithCancel(c.ctx)
-	stop := context.AfterFunc(ctx, cancelReq)
+	stop := afterFunc(ctx, cancelReq)
 	req, sid, err := c.newRequest(reqCtx, http.MethodPost, frame)
 	if err != nil {
 		stop()
 		cancelReq()
 		return fmt.Errorf("streamable: POST: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if env.Method != "" && headerSafe(env.Method) {
-		req.Header.Set("Mcp-Method", env.Method)
+	h := req.Header
+	h["Content-Type"] = contentTypeJSON
+	h["Accept"] = acceptBoth
+	if env.methodHeader != nil {
+		h["Mcp-Method"] = env.methodHeader
+	} else if env.Method != "" && headerSafe(env.Method) {
+		h["Mcp-Method"] = []string{env.Method}
 	}
-	if name := env.name(); headerSafe(name) {
-		req.Header.Set("Mcp-Name", name)
+	if name := c.mcpName(env.nameToken()); name != nil {
+		h["Mcp-Name"] = name
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -169,16 +253,29 @@ func (c *Conn) Send(ctx context.Context, frame []byte) error {
 		cancelReq()
 		return serr
 	}
-	if !stop() {
-		// ctx ended just as the status arrived: the request was cancelled.
-		resp.Body.Close()
+	if isEventStream(resp.Header.Get("Content-Type")) && resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
+		if !stop() {
+			// ctx ended just as the status arrived: the request was cancelled.
+			resp.Body.Close()
+			cancelReq()
+			return fmt.Errorf("streamable: POST: %w", ctx.Err())
+		}
+		env.ID = bytes.Clone(env.ID) // the stream outlives the caller's frame
+		if !c.spawn(func() {
+			defer cancelReq()
+			c.readStream(reqCtx, cancelReq, resp.Body, env)
+		}) {
+			resp.Body.Close()
+			cancelReq()
+			return transport.ErrClosed
+		}
+	} else {
+		err := c.readAnswer(ctx, cancelReq, resp, env.isRequest())
+		stop()
 		cancelReq()
-		return fmt.Errorf("streamable: POST: %w", ctx.Err())
-	}
-	if !c.startBody(reqCtx, cancelReq, resp, env) {
-		resp.Body.Close()
-		cancelReq()
-		return transport.ErrClosed
+		if err != nil {
+			return err
+		}
 	}
 	if env.Method == "notifications/initialized" && c.d.OpenGETStream {
 		c.startGETStream()
@@ -212,32 +309,38 @@ func (c *Conn) statusError(resp *http.Response, sid string) *transport.StatusErr
 	}
 }
 
-// startBody hands a 2xx body to a reader goroutine. It reports false once the Conn is closed.
-func (c *Conn) startBody(ctx context.Context, cancel context.CancelFunc, resp *http.Response, env envelope) bool {
-	switch {
-	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
-		return c.spawn(func() {
-			defer cancel()
-			drain(resp.Body, c.d.BodyTimeout)
-		})
-	case isEventStream(resp.Header.Get("Content-Type")):
-		return c.spawn(func() {
-			defer cancel()
-			c.readStream(ctx, cancel, resp.Body, env)
-		})
-	default:
-		// application/json, and anything else: the session judges what the bytes are.
-		return c.spawn(func() {
-			defer cancel()
-			c.readJSON(cancel, resp.Body, resp.ContentLength, env.isRequest())
-		})
-	}
-}
-
 // isEventStream reports whether a Content-Type is text/event-stream.
 func isEventStream(contentType string) bool {
+	switch contentType {
+	case "application/json":
+		return false
+	case "text/event-stream":
+		return true
+	}
+	if !strings.Contains(contentType, ";") {
+		// What mime.ParseMediaType returns for a type without parameters, without its map.
+		return asciiEqualFold(strings.TrimSpace(contentType), "text/event-stream")
+	}
 	mediaType, _, _ := mime.ParseMediaType(contentType)
 	return mediaType == "text/event-stream"
+}
+
+// asciiEqualFold reports whether s equals the lower-case ASCII t ignoring ASCII case only, as
+// strings.ToLower(s) == t would for the ASCII strings mime.ParseMediaType accepts.
+func asciiEqualFold(s, t string) bool {
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != t[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // drain reads and discards a small body so the connection can be reused.
@@ -312,7 +415,7 @@ func (c *Conn) deleteSession(sid string) {
 		return
 	}
 	for k, vs := range c.d.Header {
-		req.Header[k] = append([]string(nil), vs...)
+		req.Header[k] = vs
 	}
 	req.Header.Set("Mcp-Session-Id", sid)
 	if _, version := c.state(); version != "" {
