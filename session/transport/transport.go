@@ -25,7 +25,8 @@ type Dialer interface {
 type Conn interface {
 	// Send writes one frame: a complete JSON-RPC message without framing bytes (no trailing
 	// newline). It returns once the frame is handed to the wire (stdio/tcp: buffered and
-	// flushed when the write queue empties; HTTP: once the response status is known).
+	// flushed when the write queue empties; HTTP: once the answer is read for a JSON answer,
+	// once the status is known for an SSE stream, whose frames then arrive through Recv).
 	// For HTTP a non-2xx answer is returned as a *[StatusError].
 	Send(ctx context.Context, frame []byte) error
 	// Recv returns the next frame received from the server. A framing fault that the connection
