@@ -19,7 +19,7 @@ func FuzzDecodeToolResult(f *testing.F) {
 		`{"content":[{"type":"text","text":"a"},{"type":"image","data":"","mimeType":"image/png"}],"structuredContent":{"x":1}}`,
 		`{"content":null,"structuredContent":null,"isError":false}`,
 		`{"content":[1,"two",null,[3]],"isError":true,"isError":false}`,
-		`{}`, `[]`, `{"content":{}}`, `{"content":"x"}`, `{"isError":"yes"}`, ` { "content" : [ 1 , 2 ] } `,
+		`{}`, `[]`, `null`, ` null `, `{"content":{}}`, `{"content":"x"}`, `{"isError":"yes"}`, ` { "content" : [ 1 , 2 ] } `,
 	} {
 		f.Add([]byte(s))
 	}
@@ -38,6 +38,14 @@ func FuzzDecodeToolResult(f *testing.F) {
 			}
 		})
 		if folded {
+			return
+		}
+		if string(bytes.TrimSpace(raw)) == "null" {
+			// encoding/json leaves a struct untouched for null; a tools/call result must be an
+			// object, so the session rejects it.
+			if err == nil {
+				t.Fatalf("decodeToolResult(%s) accepted a null result", raw)
+			}
 			return
 		}
 		var want ToolResult
