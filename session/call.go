@@ -294,11 +294,23 @@ func (s *Session) giveUp(ctx context.Context, c *call, w *waitSpec, why Category
 }
 
 // RequestCanceller is implemented by connections that can abandon one request themselves, as
-// Streamable HTTP does in the stateless era by closing the request's response stream.
-// CancelRequest reports whether it did; when it did not, the session sends
+// Streamable HTTP does in the stateless era by closing the request's response stream or
+// aborting its POST. CancelRequest reports whether it did; when it did not, the session sends
 // notifications/cancelled instead.
+//
+// Such a connection's Send may also fail, when its context ends before the answer, with an
+// error that has a RequestCancelled() bool method returning true: dropping the request was
+// itself the cancellation at the server, and the session sends no notifications/cancelled for
+// that request either.
 type RequestCanceller interface {
 	CancelRequest(id int64) bool
+}
+
+// cancelledBySend reports whether a failed Send says the server already saw the request
+// cancelled (see [RequestCanceller]).
+func cancelledBySend(err error) bool {
+	var rc interface{ RequestCancelled() bool }
+	return errors.As(err, &rc) && rc.RequestCancelled()
 }
 
 // cancelAtServer tells the server the client gave up on request id: notifications/cancelled
@@ -392,6 +404,12 @@ func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *wait
 			<-c.done
 			res, at, e = s.outcome(c, w, l.hungAt(c.at))
 		case why != "":
+			if cancelledBySend(err) {
+				// Dropping the POST was the cancellation (Streamable HTTP, stateless era).
+				quiet := *w
+				quiet.noCancel = true
+				w = &quiet
+			}
 			e = s.giveUp(ctx, c, w, why, blame)
 			if e.Err == nil {
 				e.Err = err

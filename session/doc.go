@@ -12,6 +12,12 @@
 // to a call — an unknown id, a late or duplicate response, a malformed frame without an id — is
 // a [Finding], reported through Options.OnFinding and [Session.Findings], never dropped.
 //
+// Cancellation. A call given up (its ctx cancelled, its timeout or the hang grace passed) is
+// cancelled at the server: with notifications/cancelled in the legacy era and on stream
+// transports in every era; over Streamable HTTP in the stateless era by the connection itself
+// (a [RequestCanceller]), which closes the request's SSE stream or aborts its POST, and then no
+// notification is sent. initialize and the era probe are never cancelled.
+//
 // For fuzzers and load generators, [Session.SendRaw], [Session.NextID] and [Session.RequestRaw]
 // send hand-built frames, and Options.OnFrame sees every frame in both directions.
 package session

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -41,7 +40,7 @@ func frameError(reason string, data []byte, size int) transport.Frame {
 // readAnswer reads a JSON answer (or the body of a 202/204) in Send's goroutine, while ctx is
 // still tied to the request through cancel. Reading is bounded by BodyTimeout, which needs a
 // timer only when ctx's deadline does not come first (the session's always does).
-func (c *Conn) readAnswer(ctx context.Context, cancel context.CancelFunc, resp *http.Response, request bool) error {
+func (c *Conn) readAnswer(ctx context.Context, cancel context.CancelFunc, resp *http.Response, request bool, f *inflight) error {
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > c.d.BodyTimeout {
 		timer := time.AfterFunc(c.d.BodyTimeout, cancel)
 		defer timer.Stop()
@@ -53,23 +52,25 @@ func (c *Conn) readAnswer(ctx context.Context, cancel context.CancelFunc, resp *
 		return nil
 	}
 	// application/json, and anything else: the session judges what the bytes are.
-	return c.readJSON(ctx, resp.Body, resp.ContentLength, request)
+	return c.readJSON(ctx, resp.Body, resp.ContentLength, request, f)
 }
 
 // readJSON reads a JSON answer: one message, or a batch array delivered element by element.
 // The read is bounded by MaxFrameSize, and by the caller through the request's context. An
 // empty body is a truncated frame when it answers a request, and nothing (a 200 standing in
 // for 202) otherwise. When the read fails because ctx ended or the Conn closed nothing is
-// delivered and that is the error; a body cut otherwise (a reset, BodyTimeout) is delivered
-// as a truncated frame.
-func (c *Conn) readJSON(ctx context.Context, body io.ReadCloser, length int64, request bool) error {
+// delivered and that is the error, as when CancelRequest (f) aborted it; a body cut otherwise
+// (a reset, BodyTimeout) is delivered as a truncated frame.
+func (c *Conn) readJSON(ctx context.Context, body io.ReadCloser, length int64, request bool, f *inflight) error {
 	defer body.Close()
 	data, err := readBody(body, length, c.d.MaxFrameSize)
 	switch {
 	case err != nil && c.ctx.Err() != nil:
 		return transport.ErrClosed
+	case err != nil && f.wasCancelled():
+		return &cancelledError{err: context.Canceled}
 	case err != nil && ctx.Err() != nil:
-		return fmt.Errorf("streamable: POST: %w", ctx.Err())
+		return c.abandoned(ctx.Err())
 	case len(data) > c.d.MaxFrameSize:
 		n, _ := io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 		c.deliver(frameError("too-long", data, len(data)+int(n)))
@@ -133,7 +134,8 @@ func (r *idleReader) Read(p []byte) (int, error) {
 
 // pump delivers the messages of one SSE stream until it ends. It reports how many messages it
 // delivered and whether one of them answered the request with id reqID (nil: none is awaited).
-func (c *Conn) pump(p *sseparse.Reader, reqID json.RawMessage) (delivered int, answered bool) {
+// A stream CancelRequest closed (f) ends without a truncated frame.
+func (c *Conn) pump(p *sseparse.Reader, reqID json.RawMessage, f *inflight) (delivered int, answered bool) {
 	for {
 		ev, err := p.Next()
 		var tooLong *sseparse.TooLongError
@@ -150,7 +152,7 @@ func (c *Conn) pump(p *sseparse.Reader, reqID json.RawMessage) (delivered int, a
 		case errors.As(err, &tooLong):
 			c.deliver(frameError("too-long", nil, tooLong.Size))
 		case errors.Is(err, sseparse.ErrTruncated):
-			if c.ctx.Err() == nil {
+			if c.ctx.Err() == nil && !f.wasCancelled() {
 				c.deliver(frameError("truncated", ev.Data, len(ev.Data)))
 			}
 			return delivered, answered
@@ -163,7 +165,7 @@ func (c *Conn) pump(p *sseparse.Reader, reqID json.RawMessage) (delivered int, a
 // readStream reads an SSE answer to a POST. When it ends before the request's response and the
 // server gave an event id, it resumes with GET + Last-Event-ID (protocol versions before
 // 2026-07-28), at most MaxResumes times, waiting as the server's retry: asks.
-func (c *Conn) readStream(ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, env envelope) {
+func (c *Conn) readStream(ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, env envelope, f *inflight) {
 	idle := time.AfterFunc(c.d.StreamIdleTimeout, cancel)
 	defer idle.Stop()
 	var reqID json.RawMessage
@@ -173,7 +175,7 @@ func (c *Conn) readStream(ctx context.Context, cancel context.CancelFunc, body i
 	lastID, delay := "", DefaultRetryDelay
 	for resumes := 0; ; resumes++ {
 		p := sseparse.NewReader(&idleReader{r: body, timer: idle, idle: c.d.StreamIdleTimeout}, c.d.MaxFrameSize)
-		_, answered := c.pump(p, reqID)
+		_, answered := c.pump(p, reqID, f)
 		body.Close()
 		if id := p.LastEventID(); id != "" {
 			lastID = id
@@ -259,7 +261,7 @@ func (c *Conn) getStream() {
 		}
 		idle := time.AfterFunc(c.d.StreamIdleTimeout, cancel)
 		p := sseparse.NewReader(&idleReader{r: body, timer: idle, idle: c.d.StreamIdleTimeout}, c.d.MaxFrameSize)
-		n, _ := c.pump(p, nil)
+		n, _ := c.pump(p, nil, nil)
 		idle.Stop()
 		body.Close()
 		cancel()

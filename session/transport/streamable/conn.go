@@ -47,6 +47,9 @@ type Conn struct {
 	sessionHeader, versionHeader []string
 	closed                       bool
 	getStarted                   bool
+	// inflight holds the requests CancelRequest can still cancel, by JSON-RPC id (see
+	// cancel.go); an entry leaves when its answer is complete.
+	inflight map[int64]*inflight
 
 	// nameHeader is the last Mcp-Name value sent, shared by the requests that send it again;
 	// never modified.
@@ -222,10 +225,17 @@ func (c *Conn) Send(ctx context.Context, frame []byte) error {
 	env := peek(frame)
 	reqCtx, cancelReq := context.WithCancel(c.ctx)
 	stop := afterFunc(ctx, cancelReq)
-	req, sid, err := c.newRequest(reqCtx, http.MethodPost, frame)
-	if err != nil {
+	f := c.track(env, cancelReq)
+	// done ends the request in Send's goroutine: stop watching ctx, abort whatever is left of
+	// the POST and forget it.
+	done := func() {
 		stop()
 		cancelReq()
+		c.untrack(f)
+	}
+	req, sid, err := c.newRequest(reqCtx, http.MethodPost, frame)
+	if err != nil {
+		done()
 		return fmt.Errorf("streamable: POST: %w", err)
 	}
 	h := req.Header
@@ -241,38 +251,44 @@ func (c *Conn) Send(ctx context.Context, frame []byte) error {
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		stop()
-		cancelReq()
+		done()
+		switch {
+		case c.ctx.Err() != nil:
+			return transport.ErrClosed
+		case f.wasCancelled():
+			return &cancelledError{err: context.Canceled}
+		case ctx.Err() != nil:
+			return c.abandoned(ctx.Err())
+		}
 		return c.requestError(ctx, "POST", err)
 	}
 	c.noteSession(resp.Header)
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		serr := c.statusError(resp, sid)
-		stop()
-		cancelReq()
+		done()
 		return serr
 	}
 	if isEventStream(resp.Header.Get("Content-Type")) && resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
 		if !stop() {
 			// ctx ended just as the status arrived: the request was cancelled.
 			resp.Body.Close()
-			cancelReq()
-			return fmt.Errorf("streamable: POST: %w", ctx.Err())
+			done()
+			return c.abandoned(ctx.Err())
 		}
 		env.ID = bytes.Clone(env.ID) // the stream outlives the caller's frame
 		if !c.spawn(func() {
+			defer c.untrack(f)
 			defer cancelReq()
-			c.readStream(reqCtx, cancelReq, resp.Body, env)
+			c.readStream(reqCtx, cancelReq, resp.Body, env, f)
 		}) {
 			resp.Body.Close()
-			cancelReq()
+			done()
 			return transport.ErrClosed
 		}
 	} else {
-		err := c.readAnswer(ctx, cancelReq, resp, env.isRequest())
-		stop()
-		cancelReq()
+		err := c.readAnswer(ctx, cancelReq, resp, env.isRequest(), f)
+		done()
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,14 @@
 // With [Dialer.OpenGETStream] the transport also opens the optional server→client GET stream once
 // notifications/initialized was accepted; 405 means the server offers none.
 //
+// Cancellation. [Conn.CancelRequest] cancels a request by its JSON-RPC id the 2026-07-28 way:
+// it closes the request's SSE stream, or aborts its POST while the answer is awaited, and
+// reports true; before 2026-07-28 a disconnect is not a cancellation, so it touches nothing and
+// reports false (the client sends notifications/cancelled). A Send whose ctx ends before the
+// answer likewise drops the POST; in the stateless era its error reports RequestCancelled, the
+// session's sign that the server saw the cancellation. The Conn keeps one table entry per
+// pending request with an integer id, removed when the answer completes.
+//
 // Errors. An HTTP answer outside 2xx comes back from Send as a *[transport.StatusError] and no
 // frame is delivered; a connection failure (refused, reset) is a plain wrapped error. A response
 // body larger than the frame limit, not valid UTF-8, or cut inside an event is delivered as a
