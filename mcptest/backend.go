@@ -24,6 +24,9 @@ type peer interface {
 	notify(ctx context.Context, method string, params any) error
 	// session is the per-connection (legacy: per-session) state.
 	session() *sessionState
+	// request sends the client a request and waits for its result; a JSON-RPC error from the
+	// client is returned as an *rpcError. It gives up when ctx ends or after MaxAskWait.
+	request(ctx context.Context, method string, params any) (json.RawMessage, error)
 }
 
 // sessionState is what the legacy era remembers between requests of one session.
@@ -32,6 +35,21 @@ type sessionState struct {
 	initialized bool
 	version     string
 	logLevel    string
+	clientCaps  map[string]json.RawMessage // the capabilities initialize declared
+}
+
+func (s *sessionState) setClientCapabilities(caps map[string]json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clientCaps = caps
+}
+
+// hasCapability reports whether the client declared the named capability at initialize.
+func (s *sessionState) hasCapability(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.clientCaps[name]
+	return ok && string(v) != "null"
 }
 
 func (s *sessionState) setInitialized(version string) {
@@ -72,6 +90,7 @@ type Backend struct {
 
 	requests, toolCalls, inFlight, maxInFlight atomic.Int64
 	crashes, malformed, leaked, sessions       atomic.Int64
+	resumes                                    atomic.Int64
 
 	faults faultState
 }
@@ -119,6 +138,7 @@ func (b *Backend) Stats() Stats {
 		Malformed:   b.malformed.Load(),
 		LeakedBytes: b.leaked.Load(),
 		Sessions:    b.sessions.Load(),
+		Resumes:     b.resumes.Load(),
 	}
 }
 
@@ -284,15 +304,17 @@ func (b *Backend) capabilities(stateless bool) map[string]any {
 	return caps
 }
 
-const instructions = "mcptest is mcpspec's reference server: tools echo, add, slow, error, flaky (and confirm in the stateless era)."
+const instructions = "mcptest is mcpspec's reference server: tools echo, add, slow, error, flaky (and confirm in the stateless era; ask and roots in the legacy era)."
 
 func (b *Backend) initialize(c *call) (any, *rpcError) {
 	var p struct {
-		ProtocolVersion string `json:"protocolVersion"`
+		ProtocolVersion string                     `json:"protocolVersion"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
 	}
 	if err := unmarshalParams(c.req.Params, &p); err != nil {
 		return nil, err
 	}
+	c.peer.session().setClientCapabilities(p.Capabilities)
 	version := LatestLegacyVersion
 	if slices.Contains(LegacyVersions(), p.ProtocolVersion) {
 		version = p.ProtocolVersion

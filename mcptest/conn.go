@@ -96,6 +96,7 @@ type frameConn struct {
 	dead bool       // set by a crash: nothing more is written
 
 	calls   inflight
+	out     outgoing       // the server's requests awaiting the client's answer
 	wg      sync.WaitGroup // request goroutines
 	crashed chan struct{}
 	once    sync.Once
@@ -186,6 +187,7 @@ func (c *frameConn) dispatch(ctx context.Context, data []byte) {
 		c.write(bad.encode())
 		return
 	case kindResponse:
+		c.out.deliver(data)
 		return
 	case kindNotification:
 		if req.Method == "notifications/cancelled" {
@@ -243,3 +245,14 @@ func (c *frameConn) notify(_ context.Context, method string, params any) error {
 }
 
 func (c *frameConn) session() *sessionState { return &c.state }
+
+func (c *frameConn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return c.out.roundTrip(ctx, method, params, func(data []byte) error {
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		if c.dead {
+			return errors.New("connection crashed")
+		}
+		return c.w.writeFrame(data)
+	})
+}

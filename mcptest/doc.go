@@ -30,6 +30,29 @@
 //   - flaky(fail_rate, seed, call_id): fails reproducibly; see [FlakyRoll].
 //   - confirm(message): stateless era only; answers resultType "input_required" until the
 //     client retries with inputResponses and the same requestState.
+//   - ask(kind, message): legacy era only; during the call sends the client
+//     elicitation/create (kind "elicitation", the default), sampling/createMessage ("sampling")
+//     or roots/list ("roots"), waits for the answer (bounded by the call's context and
+//     [MaxAskWait]) and returns the client's result as text (and as structuredContent). A
+//     client that did not declare the capability at initialize, or that answers with a
+//     JSON-RPC error, gets a result with isError set saying so.
+//   - roots(): legacy era only; lists the client's roots with roots/list, as ask does.
+//
+// Server-to-client requests travel on the connection over stdio, TCP, WebSocket and HTTP+SSE.
+// Over Streamable HTTP the tools/call is answered as an event stream that carries the request;
+// the client POSTs its answer to the endpoint with its session id and gets 202.
+//
+// # Resumable event streams
+//
+// In a legacy Streamable HTTP session every event-stream answer ([Options.SSEResponses], a
+// request with a progressToken, ask and roots) starts with a priming event (an id, retry: 100
+// and empty data, as 2025-11-25 servers send), and every event has an id "<stream>-<n>". The
+// last [StreamKeepEvents] events of each stream are kept until [StreamTTL] after it ends; a
+// GET carrying the session id and Last-Event-ID replays the events after that id and goes on
+// with the stream (400 for an unknown id, 409 for a stream being sent elsewhere or events no
+// longer kept). [Options.DropSSEAfter] (--drop-sse-after N) cuts every tools/call answer after
+// N events and before its response, so a client's resumption path is exercised; the call goes
+// on. The stateless era's event streams have no ids and cannot be resumed.
 //
 // Invalid arguments give a result with isError set (2025-11-25 behaviour); an unknown tool is a
 // JSON-RPC error -32602.

@@ -131,13 +131,15 @@ func TestStreamableLegacySession(t *testing.T) {
 		t.Errorf("bad protocol version header: %d %s", r.status, r.body)
 	}
 
-	// A request with a progressToken is answered as an event stream: progress, then the result.
+	// A request with a progressToken is answered as an event stream: the priming event (an id,
+	// retry and empty data), progress, then the result.
 	p := toolCall("slow", map[string]any{"milliseconds": 10})
 	p["_meta"] = map[string]any{"progressToken": 9}
 	r = do(t, hc, "POST", s.URL, hdr, rpc(4, "tools/call", p))
 	names, data := sseEvents(r.body)
-	if r.header.Get("Content-Type") != "text/event-stream" || len(data) != 11 || names[0] != "message" ||
-		!strings.Contains(data[0], "notifications/progress") || !strings.Contains(data[10], "slept 10ms") {
+	if r.header.Get("Content-Type") != "text/event-stream" || len(data) != 12 || data[0] != "" ||
+		!strings.Contains(string(r.body), "retry: 100\n") || names[1] != "message" ||
+		!strings.Contains(data[1], "notifications/progress") || !strings.Contains(data[11], "slept 10ms") {
 		t.Errorf("SSE answer: %v %s", r.header, r.body)
 	}
 

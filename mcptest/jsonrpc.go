@@ -135,7 +135,7 @@ type frameKind int
 const (
 	kindRequest frameKind = iota
 	kindNotification
-	kindResponse // a response from the client; the server sends no requests, so it is ignored
+	kindResponse // a response from the client, to a request the server sent
 	kindInvalid
 )
 

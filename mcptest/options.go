@@ -53,7 +53,12 @@ type Options struct {
 	// of that many entries linked by opaque cursors.
 	PageSize int
 	// SSEResponses makes Streamable HTTP answer every POSTed request as text/event-stream
-	// instead of application/json. Requests carrying a progressToken are always answered as SSE.
+	// instead of application/json. Requests carrying a progressToken, and tools/calls of ask and
+	// roots in a legacy session, are always answered as SSE. In a legacy session every SSE
+	// answer is resumable: a priming event (an id, retry: 100 and empty data) comes first, each
+	// event has an id "<stream>-<n>", the last StreamKeepEvents events of each stream are kept
+	// for StreamTTL after it ends, and a GET with the session id and Last-Event-ID replays the
+	// events after that id and continues the stream.
 	SSEResponses bool
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
@@ -90,6 +95,11 @@ type Options struct {
 	Divergent bool
 	// WrongID answers tools/call with an id off by 1000 (a string id gets the suffix "+1000").
 	WrongID bool
+	// DropSSEAfter, when positive, cuts every SSE answer to a tools/call of a legacy
+	// Streamable HTTP session after at most that many events (the priming event not counted)
+	// and always before the response; the call goes on, and the client must resume the stream
+	// with GET and Last-Event-ID to get the rest.
+	DropSSEAfter int
 	// BothResultAndError answers tools/call with a frame holding both "result" and "error".
 	BothResultAndError bool
 }
@@ -104,7 +114,7 @@ func (o *Options) validate() error {
 	if o.CrashRate < 0 || o.CrashRate > 1 {
 		return fmt.Errorf("mcptest: crash rate %v outside [0, 1]", o.CrashRate)
 	}
-	if o.PageSize < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 {
+	if o.PageSize < 0 || o.DropSSEAfter < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 {
 		return fmt.Errorf("mcptest: negative option value")
 	}
 	return nil
@@ -126,6 +136,8 @@ type Stats struct {
 	Malformed int64
 	// LeakedBytes is how much memory LeakKBPerCall has retained.
 	LeakedBytes int64
+	// Resumes counts event streams resumed with GET and Last-Event-ID.
+	Resumes int64
 	// Sessions counts connections served (stdio, TCP, WebSocket, HTTP+SSE streams) plus
 	// Streamable HTTP sessions opened by initialize.
 	Sessions int64

@@ -218,6 +218,36 @@ func (e *sseWriter) event(name string, data []byte) error {
 	return e.rc.Flush()
 }
 
+// start writes the SSE headers and flushes them.
+func (e *sseWriter) start() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.startLocked(nil)
+	return e.rc.Flush()
+}
+
+// priming writes the priming event: an id with empty data, and the reconnection delay.
+func (e *sseWriter) priming(id string, retryMillis int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.startLocked(nil)
+	if _, err := fmt.Fprintf(e.w, "id: %s\nretry: %d\ndata: \n\n", id, retryMillis); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// message writes one "message" event with an id; data must hold no newline.
+func (e *sseWriter) message(id string, data []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.startLocked(nil)
+	if _, err := fmt.Fprintf(e.w, "id: %s\nevent: message\ndata: %s\n\n", id, data); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
 // isStarted reports whether any byte of the stream was written.
 func (e *sseWriter) isStarted() bool {
 	e.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -34,9 +35,11 @@ type httpSession struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex  // guards streamed
-	streamed bool        // a GET stream is attached
-	out      chan []byte // notifications for the GET stream
+	mu       sync.Mutex              // guards streamed and streams
+	streamed bool                    // a GET stream is attached
+	out      chan []byte             // notifications for the GET stream
+	streams  map[string]*eventStream // resumable SSE answers, by stream id
+	asks     outgoing                // the server's requests awaiting the client's answer
 }
 
 func (hs *httpSession) end() { hs.cancel() }
@@ -65,7 +68,9 @@ func newSessionID() string {
 type httpPeer struct {
 	state *sessionState
 	sess  *httpSession // nil in the stateless era
-	sse   *sseWriter   // the request's own event stream, nil in JSON mode
+	sse   *sseWriter   // the request's own event stream in the stateless era, nil in JSON mode
+	// stream is the request's resumable event stream in a legacy session, nil in JSON mode
+	stream *eventStream
 }
 
 func (p *httpPeer) notify(_ context.Context, method string, params any) error {
@@ -74,6 +79,8 @@ func (p *httpPeer) notify(_ context.Context, method string, params any) error {
 		return err
 	}
 	switch {
+	case p.stream != nil:
+		p.stream.append(data)
 	case p.sse != nil:
 		return p.sse.event("message", data)
 	case p.sess != nil:
@@ -83,6 +90,33 @@ func (p *httpPeer) notify(_ context.Context, method string, params any) error {
 }
 
 func (p *httpPeer) session() *sessionState { return p.state }
+
+// request sends the client a request on the POST's event stream; the answer arrives as a
+// separate POST of the same session.
+func (p *httpPeer) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if p.stream == nil || p.sess == nil {
+		return nil, errNoChannel
+	}
+	return p.sess.asks.roundTrip(ctx, method, params, func(data []byte) error {
+		if !p.stream.append(data) {
+			return errors.New("the request's event stream has ended")
+		}
+		return nil
+	})
+}
+
+// needsStream reports whether a legacy-session request must be answered as an event stream
+// whatever the options say: a tools/call of a tool that sends the client requests.
+func needsStream(req *request) bool {
+	if req.Method != "tools/call" {
+		return false
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	return p.Name == "ask" || p.Name == "roots"
+}
 
 func (s *Server) handleStreamable(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
@@ -151,6 +185,10 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, bad.encode())
 		return
 	case kindResponse:
+		// an answer to a request the server sent on a legacy session's event stream
+		if hs := s.lookupSession(r.Header.Get(HeaderSessionID)); hs != nil {
+			hs.asks.deliver(body)
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -256,6 +294,9 @@ func checkModernHeaders(r *http.Request, req *request) *rpcError {
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *request, p *httpPeer, hs *httpSession, stateless bool) bool {
 	ctx := r.Context()
 	useSSE := s.Backend.opts.SSEResponses || metaOf(req.Params).ProgressToken != nil
+	if hs != nil && !stateless && (useSSE || needsStream(req)) {
+		return s.answerStream(w, r, req, p, hs)
+	}
 	if useSSE {
 		p.sse = newSSEWriter(w)
 	}
@@ -316,6 +357,10 @@ func (s *Server) getStream(w http.ResponseWriter, r *http.Request) {
 	hs, status, e := s.sessionOf(r)
 	if e != nil {
 		writeRPCError(w, status, nil, e)
+		return
+	}
+	if lastID := r.Header.Get("Last-Event-ID"); lastID != "" {
+		s.resume(w, r, hs, lastID)
 		return
 	}
 	hs.mu.Lock()

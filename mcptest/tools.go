@@ -64,6 +64,7 @@ type tool struct {
 	Annotations  map[string]any `json:"annotations,omitempty"`
 
 	statelessOnly bool
+	legacyOnly    bool // sends the client requests, which the stateless era does not have
 	run           func(b *Backend, tc *toolCall) (*toolResult, *rpcError)
 }
 
@@ -134,13 +135,29 @@ func tools() []*tool {
 			statelessOnly: true,
 			run:           runConfirm,
 		},
+		{
+			Name: "ask", Title: "Ask", Description: "Sends the client elicitation/create, sampling/createMessage or roots/list during the call (legacy era) and returns its answer as text.",
+			InputSchema: objectSchema(map[string]any{
+				"kind":    map[string]any{"type": "string", "enum": []string{"elicitation", "sampling", "roots"}, "default": "elicitation"},
+				"message": prop("string", "What to ask."),
+			}),
+			legacyOnly: true,
+			run:        runAsk,
+		},
+		{
+			Name: "roots", Title: "Roots", Description: "Lists the client's roots with roots/list (legacy era) and returns the result as text.",
+			InputSchema: objectSchema(map[string]any{}),
+			Annotations: readOnly(),
+			legacyOnly:  true,
+			run:         runRoots,
+		},
 	}
 }
 
 func (b *Backend) visibleTools(stateless bool) []*tool {
 	var out []*tool
 	for _, t := range tools() {
-		if t.statelessOnly && !stateless {
+		if (t.statelessOnly && !stateless) || (t.legacyOnly && stateless) {
 			continue
 		}
 		out = append(out, t)

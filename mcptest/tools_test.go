@@ -123,7 +123,7 @@ func TestToolsListPaging(t *testing.T) {
 		}
 		cursor = res.NextCursor
 	}
-	if diff := cmp.Diff([]string{"echo", "add", "slow", "error", "flaky"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"echo", "add", "slow", "error", "flaky", "ask", "roots"}, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	m := c.call("tools/list", map[string]any{"cursor": "garbage"})
