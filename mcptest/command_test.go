@@ -161,6 +161,7 @@ func TestCommandBadFlags(t *testing.T) {
 		{"--transport", "http", "--addr", "0.0.0.0:0"},
 		{"--transport", "http", "--addr", "192.0.2.1:80"},
 		{"--crash-rate", "2"},
+		{"--drop-sse-after", "-1"},
 		{"--no-such-flag"},
 		{"extra-arg"},
 	} {
@@ -170,7 +171,33 @@ func TestCommandBadFlags(t *testing.T) {
 			t.Errorf("%v: exit %d stderr %q, want 3 and a message", args, code, stderr.String())
 		}
 	}
-	if code := mcptest.RunCommand(t.Context(), []string{"-h"}, strings.NewReader(""), io.Discard, io.Discard); code != mcptest.ExitOK {
+	var help strings.Builder
+	if code := mcptest.RunCommand(t.Context(), []string{"-h"}, strings.NewReader(""), io.Discard, &help); code != mcptest.ExitOK {
 		t.Errorf("-h: exit %d", code)
+	}
+	if !strings.Contains(help.String(), "-drop-sse-after") || !strings.Contains(help.String(), "Last-Event-ID") {
+		t.Errorf("-h does not document --drop-sse-after:\n%s", help.String())
+	}
+}
+
+// TestCommandDropSSEAfter checks the flag reaches the server: an SSE answer is cut after one
+// event, before its response.
+func TestCommandDropSSEAfter(t *testing.T) {
+	cmd := startCommand(t, "--transport", "http", "--addr", "127.0.0.1:0", "--drop-sse-after", "1")
+	line, err := bufio.NewReader(cmd.stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("first stdout line: %v", err)
+	}
+	url := strings.TrimSpace(line)
+	hc := httpClient(t)
+	hdr := legacySession(t, hc, url)
+	p := toolCall("slow", map[string]any{"milliseconds": 20})
+	p["_meta"] = map[string]any{"progressToken": 1}
+	if evs := readAll(t, openSSE(t, hc, "POST", url, hdr, rpc(2, "tools/call", p))); len(evs) != 2 || evs[0].data != "" {
+		t.Errorf("events %+v, want the priming event and one progress event", evs)
+	}
+	cmd.cancel()
+	if code := cmd.exitCode(t); code != mcptest.ExitOK {
+		t.Errorf("exit %d", code)
 	}
 }
