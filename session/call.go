@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -75,6 +76,9 @@ type unroutable struct {
 	err      error
 }
 
+// lateExpected marks an abandoned call whose late answer is expected and dropped silently.
+const lateExpected Category = "late answer expected"
+
 const (
 	maxUnroutable = 64
 	maxAbandoned  = 4096
@@ -129,7 +133,8 @@ func (s *Session) register(c *call) *Error {
 }
 
 // take removes c from the pending calls; true means the caller now owns its completion.
-func (s *Session) take(c *call, why Category) (owned bool, blame *unroutable) {
+// A quiet call's late answer is expected and will not be reported (see [lateExpected]).
+func (s *Session) take(c *call, why Category, quiet bool) (owned bool, blame *unroutable) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending[c.id] != c {
@@ -137,7 +142,11 @@ func (s *Session) take(c *call, why Category) (owned bool, blame *unroutable) {
 	}
 	delete(s.pending, c.id)
 	if why != "" {
-		s.abandoned.add(c.id, why)
+		mark := why
+		if quiet {
+			mark = lateExpected
+		}
+		s.abandoned.add(c.id, mark)
 	}
 	if why == Timeout || why == Deadlock {
 		for i, u := range s.unroutable {
@@ -158,6 +167,12 @@ type waitSpec struct {
 	noHang bool
 	// noCancel suppresses notifications/cancelled (initialize, the discover probe).
 	noCancel bool
+	// quiet says a late answer is expected once the call is given up (the handshake's losing
+	// request when discover and initialize race), so it is dropped rather than reported.
+	quiet bool
+	// ids, when set, receives the request id once the call is pending, so that the handshake
+	// can tell whether the call was answered (see Session.awaiting).
+	ids *atomic.Int64
 }
 
 // limits are one attempt's deadlines.
@@ -227,7 +242,7 @@ func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l limits) (js
 			}
 			why = Deadlock
 		}
-		owned, blame := s.take(c, why)
+		owned, blame := s.take(c, why, w.quiet)
 		if !owned {
 			<-c.done
 			return s.outcome(c, w, hung || l.hungAt(c.at))
@@ -358,6 +373,9 @@ func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *wait
 		e.Method, e.ID = w.method, id
 		return nil, Timing{}, e
 	}
+	if w.ids != nil {
+		w.ids.Store(id)
+	}
 	if s.opts.OnFrame != nil {
 		s.opts.OnFrame(Sent, transport.Frame{Data: frame, At: time.Now()})
 	}
@@ -397,7 +415,7 @@ func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *wait
 				why = sendWhy
 			}
 		}
-		owned, blame := s.take(c, why)
+		owned, blame := s.take(c, why, w.quiet)
 		switch {
 		case !owned:
 			// A response (or the connection's end) beat the send error; take that outcome.

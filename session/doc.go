@@ -3,14 +3,18 @@
 //
 // [Open] dials, detects the protocol era (server/discover for the stateless 2026-07-28 era,
 // initialize for 2024-11-05 … 2025-11-25) unless a version is pinned, and performs the
-// handshake. The session then correlates many concurrent requests on the connection by integer
+// handshake. A server silent to server/discover through a short probe window gets initialize
+// too, and whichever answer decides the era first wins, so a server slow to start is not
+// mistaken for a legacy one. The session then correlates many concurrent requests on the connection by integer
 // id: one reader goroutine decodes only each frame's envelope and hands the raw result to the
 // waiting caller; no goroutine is started per call.
 //
 // Every failed call is one *[Error] with exactly one [Category] (Crash, Deadlock, Hang, Timeout,
 // Disconnected, Malformed, ProtocolError, ServerError, Cancelled). What the session cannot route
 // to a call — an unknown id, a late or duplicate response, a malformed frame without an id — is
-// a [Finding], reported through Options.OnFinding and [Session.Findings], never dropped.
+// a [Finding], reported through Options.OnFinding and [Session.Findings], never dropped; the
+// one exception is the late answer to the handshake request that lost that race, which is
+// expected.
 //
 // Cancellation. A call given up (its ctx cancelled, its timeout or the hang grace passed) is
 // cancelled at the server: with notifications/cancelled in the legacy era and on stream

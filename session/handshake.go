@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -63,6 +64,14 @@ func (s *Session) metaFor(v string) []byte {
 }
 
 // handshake detects the era (or follows the pinned version) and performs the handshake.
+//
+// Era detection sends server/discover and waits a short probe window for it. A server that
+// answers within the window decides alone: a stateless version means the stateless era (no
+// initialize is sent), an error means legacy and initialize follows. A server that is silent
+// through the window may be a legacy server that ignores discover, or any server that is slow
+// to start (a stdio process still importing its libraries): initialize is sent then while the
+// discover stays pending, and whichever request decides first wins (see [Session.race]), both
+// bounded by ConnectTimeout.
 func (s *Session) handshake(ctx context.Context) error {
 	if v := s.opts.ProtocolVersion; v != "" {
 		if !isStateless(v) {
@@ -70,39 +79,85 @@ func (s *Session) handshake(ctx context.Context) error {
 		}
 		s.setStateless(v, nil)
 		// Pinned: discover only to learn who the server is; its failure is not fatal.
-		if res, e := s.discover(ctx, v, s.opts.ConnectTimeout); e == nil {
+		if res, _, e := s.discover(ctx, v, s.opts.ConnectTimeout, nil); e == nil {
 			s.setStateless(v, res)
 		} else if e.Category == Crash || e.Category == Disconnected {
 			return e
 		}
 		return nil
 	}
-	probe := min(s.opts.ConnectTimeout/3, 2*time.Second)
-	legacy := Version20251125
+	probe := s.opts.probe
+	if probe <= 0 {
+		probe = min(s.opts.ConnectTimeout/3, 2*time.Second)
+	}
+	dctx, stopDiscover := context.WithCancel(ctx)
+	defer stopDiscover()
+	var discoverID atomic.Int64
+	verdicts := make(chan detection, 1)
+	go func() { verdicts <- s.detect(dctx, &discoverID) }()
+	window := time.NewTimer(probe)
+	defer window.Stop()
+	select {
+	case d := <-verdicts:
+		if d.err != nil {
+			return d.err
+		}
+		if d.stateless != "" {
+			s.setStateless(d.stateless, d.res)
+			return nil
+		}
+		s.tellVersion("") // initialize goes without a version header
+		return s.initialize(ctx, d.legacy)
+	case <-window.C:
+		return s.race(ctx, verdicts, stopDiscover, &discoverID)
+	}
+}
+
+// detection is what server/discover said about the era.
+type detection struct {
+	// stateless is the stateless version to use, or "" for the legacy era.
+	stateless string
+	// res is the discover result (nil when an error such as -32021 revealed the era).
+	res *discoverResult
+	// legacy is the version to offer initialize in the legacy era.
+	legacy string
+	// at is when the deciding answer arrived.
+	at time.Time
+	// err, when set, is fatal: the connection ended.
+	err *Error
+}
+
+// detect sends server/discover (again with another stateless version after a -32022 listing
+// one) and reads the era from the answer; no answer at all by the deadline means legacy. ids
+// receives each discover's request id. A late answer after ctx is cancelled is not a finding.
+func (s *Session) detect(ctx context.Context, ids *atomic.Int64) detection {
+	d := detection{legacy: Version20251125}
 	v := Version20260728
 	for range 2 {
-		res, e := s.discover(ctx, v, probe)
+		res, at, e := s.discover(ctx, v, s.opts.ConnectTimeout, ids)
+		d.at = at
 		if e == nil {
 			if sv := pick(res.SupportedVersions, isStateless); sv != "" {
-				s.setStateless(sv, res)
-				return nil
+				d.stateless, d.res = sv, res
+				return d
 			}
 			if lv := pick(res.SupportedVersions, func(x string) bool { return !isStateless(x) }); lv != "" {
-				legacy = lv
+				d.legacy = lv
 			}
-			break
+			return d
 		}
 		if e.Category == Crash || e.Category == Disconnected {
 			e.Hint = joinHint(e.Hint, "the connection ended on server/discover (era detection): pin a legacy version, e.g. --protocol-version "+Version20251125+", to skip it")
-			return e
+			d.err = e
+			return d
 		}
 		if e.Code == -32020 || e.Code == -32021 {
 			// Header mismatch or missing capability: only a stateless-era server says that.
-			s.setStateless(v, nil)
-			return nil
+			d.stateless = v
+			return d
 		}
 		if e.Code != -32022 {
-			break // any other error or no answer: a legacy server
+			return d // any other error or no answer: a legacy server
 		}
 		var data struct {
 			Supported []string `json:"supported"`
@@ -113,12 +168,111 @@ func (s *Session) handshake(ctx context.Context) error {
 			continue
 		}
 		if lv := pick(data.Supported, func(x string) bool { return !isStateless(x) }); lv != "" {
-			legacy = lv
+			d.legacy = lv
 		}
-		break
+		return d
 	}
+	return d
+}
+
+// initAnswer is the outcome of an initialize request.
+type initAnswer struct {
+	res *initializeResult
+	at  time.Time
+	err *Error
+}
+
+// race runs initialize alongside a server/discover that outlived the probe window and keeps
+// whichever decides the era first, by arrival of the answers:
+//   - discover offers a stateless version → the stateless era;
+//   - initialize succeeds → the legacy era;
+//   - discover says legacy (an error, or no answer by the deadline) → initialize's outcome;
+//   - initialize is rejected as a stateless-only server would reject it (-32601 method not
+//     found, or -32020/-32021/-32022) → wait for the discover, probably from a slow server.
+//
+// The losing request is given up quietly: its late answer is expected, not a finding. When
+// the stateless era wins after initialize was sent, an HTTP connection may hold a stray legacy
+// session id from initialize: it is reset so that no later request carries it. Both goroutines
+// are awaited before race returns.
+func (s *Session) race(ctx context.Context, verdicts <-chan detection, stopDiscover context.CancelFunc, discoverID *atomic.Int64) error {
+	ictx, stopInit := context.WithCancel(ctx)
+	defer stopInit()
 	s.tellVersion("") // initialize goes without a version header
-	return s.initialize(ctx, legacy)
+	var initID atomic.Int64
+	answers := make(chan initAnswer, 1)
+	go func() {
+		res, at, e := s.initRequest(ictx, Version20251125, &initID)
+		answers <- initAnswer{res, at, e}
+	}()
+	var (
+		d  *detection
+		in *initAnswer
+	)
+	// settle stops and awaits whichever request is still running.
+	settle := func() {
+		stopDiscover()
+		stopInit()
+		if d == nil {
+			<-verdicts
+		}
+		if in == nil {
+			<-answers
+		}
+	}
+	for {
+		select {
+		case x := <-verdicts:
+			d = &x
+		case x := <-answers:
+			in = &x
+		}
+		// Two answers read back to back reach this loop in either order: when the other
+		// request is answered too, wait for it and decide on both arrival times.
+		if (d == nil && !s.awaiting(discoverID.Load())) || (in == nil && !s.awaiting(initID.Load())) {
+			continue
+		}
+		switch {
+		case d != nil && d.err != nil:
+			settle()
+			return d.err
+		case d != nil && d.stateless != "" && (in == nil || in.err != nil || d.at.Before(in.at)):
+			settle()
+			if sc, ok := s.conn.(transport.Sessioned); ok {
+				sc.ResetSession() // drop a legacy session initialize may have opened (HTTP)
+			}
+			s.setStateless(d.stateless, d.res)
+			return nil
+		case in != nil && in.err == nil:
+			settle()
+			return s.adoptInit(ctx, in.res)
+		case in != nil && d == nil && statelessRejection(in.err):
+			continue // a stateless-only server, slow to answer discover: wait for it
+		case in != nil:
+			settle()
+			return in.err
+		}
+		// d says legacy: wait for initialize.
+	}
+}
+
+// awaiting reports whether request id (0: not yet sent) still awaits its answer.
+func (s *Session) awaiting(id int64) bool {
+	if id == 0 {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.pending[id]
+	return ok
+}
+
+// statelessRejection reports whether e is how a stateless-only server answers initialize.
+func statelessRejection(e *Error) bool {
+	switch e.Code {
+	case -32601, -32020, -32021, -32022:
+		return true
+	}
+	return false
 }
 
 // tellVersion passes v to a connection that carries the version outside the frames.
@@ -139,24 +293,26 @@ type discoverResult struct {
 	} `json:"_meta"`
 }
 
-// discover sends server/discover for version v with the given timeout. HTTP carries the
-// version in a header too, so the connection learns v first.
-func (s *Session) discover(ctx context.Context, v string, timeout time.Duration) (*discoverResult, *Error) {
+// discover sends server/discover for version v with the given timeout and returns the result
+// and when it arrived. HTTP carries the version in a header too, so the connection learns v
+// first. ids, when set, receives the request id, and a late answer after ctx ends is expected
+// (era detection), not a finding.
+func (s *Session) discover(ctx context.Context, v string, timeout time.Duration, ids *atomic.Int64) (*discoverResult, time.Time, *Error) {
 	s.tellVersion(v)
 	params := []byte(`{"_meta":{`)
 	params = append(params, s.metaFor(v)...)
 	params = append(params, "}}"...)
 	resp, e := s.do(ctx, &request{method: "server/discover", params: params, plain: true, timeout: timeout,
-		noHang: true, noCancel: true, noMeta: true, noRetry: true})
+		noHang: true, noCancel: true, noMeta: true, noRetry: true, quiet: ids != nil, ids: ids})
 	if e != nil {
-		return nil, e
+		return nil, time.Now(), e
 	}
 	var res discoverResult
 	if err := json.Unmarshal(resp.Result, &res); err != nil {
-		return nil, &Error{Category: ProtocolError, Method: "server/discover", ID: resp.ID,
+		return nil, resp.Timing.Received, &Error{Category: ProtocolError, Method: "server/discover", ID: resp.ID,
 			Message: "the discover result does not decode: " + err.Error(), Frame: excerpt(resp.Result)}
 	}
-	return &res, nil
+	return &res, resp.Timing.Received, nil
 }
 
 // setStateless switches the session to the stateless era with version v.
@@ -205,6 +361,17 @@ type initializeResult struct {
 
 // initialize performs the legacy handshake offering version v.
 func (s *Session) initialize(ctx context.Context, v string) error {
+	res, _, e := s.initRequest(ctx, v, nil)
+	if e != nil {
+		return e
+	}
+	return s.adoptInit(ctx, res)
+}
+
+// initRequest sends initialize offering version v and checks the answer, without adopting it;
+// it returns the result and when it arrived. ids, when set, receives the request id, and a
+// late answer after ctx ends is expected (the era race), not a finding.
+func (s *Session) initRequest(ctx context.Context, v string, ids *atomic.Int64) (*initializeResult, time.Time, *Error) {
 	info, _ := json.Marshal(s.opts.ClientInfo)
 	params := []byte(`{"protocolVersion":`)
 	params = appendString(params, v)
@@ -214,21 +381,28 @@ func (s *Session) initialize(ctx context.Context, v string) error {
 	params = append(params, info...)
 	params = append(params, '}')
 	resp, e := s.do(ctx, &request{method: "initialize", params: params, plain: true, timeout: s.opts.ConnectTimeout,
-		noHang: true, noCancel: true, noMeta: true, noRetry: true})
+		noHang: true, noCancel: true, noMeta: true, noRetry: true, quiet: ids != nil, ids: ids})
 	if e != nil {
-		return e
+		return nil, time.Now(), e
 	}
+	at := resp.Timing.Received
 	var res initializeResult
 	if err := json.Unmarshal(resp.Result, &res); err != nil {
-		return &Error{Category: ProtocolError, Method: "initialize", ID: resp.ID,
+		return nil, at, &Error{Category: ProtocolError, Method: "initialize", ID: resp.ID,
 			Message: "the initialize result does not decode: " + err.Error(), Frame: excerpt(resp.Result)}
 	}
 	if res.ProtocolVersion != v && !slices.Contains(legacyVersions(), res.ProtocolVersion) {
-		return &Error{Category: ProtocolError, Method: "initialize", ID: resp.ID, Frame: excerpt(resp.Result),
+		return nil, at, &Error{Category: ProtocolError, Method: "initialize", ID: resp.ID, Frame: excerpt(resp.Result),
 			Message: "the server chose protocol version " + transportQuote(res.ProtocolVersion) +
 				", which this client does not speak (it speaks " + joinVersions(legacyVersions()) + ")",
 			Hint: "pin a version the server supports with --protocol-version, or upgrade the server"}
 	}
+	return &res, at, nil
+}
+
+// adoptInit switches the session to the legacy era initialize negotiated and sends
+// notifications/initialized.
+func (s *Session) adoptInit(ctx context.Context, res *initializeResult) error {
 	s.stateMu.Lock()
 	old := s.state.Load()
 	s.state.Store(&negotiated{era: EraLegacy, version: res.ProtocolVersion, serverInfo: res.ServerInfo,

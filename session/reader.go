@@ -126,6 +126,9 @@ func (s *Session) response(env *envelope, f transport.Frame) {
 	}
 	s.mu.Unlock()
 	if !found {
+		if wasAbandoned && late == lateExpected {
+			return // the handshake's losing request: its answer is expected and not a finding
+		}
 		var msg string
 		switch {
 		case wasAbandoned:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +30,10 @@ type request struct {
 	noMeta bool
 	// noRetry turns off re-initialize and version retries (the handshake's own requests).
 	noRetry bool
+	// quiet drops a late answer after the call is given up (see waitSpec.quiet).
+	quiet bool
+	// ids, when set, receives each attempt's request id once it is pending (see waitSpec.ids).
+	ids *atomic.Int64
 }
 
 // do runs r to completion. A Hang failure carries the late response in Error.Response.
@@ -52,7 +57,7 @@ func (s *Session) run(ctx context.Context, r *request) (Response, *Error) {
 	if timeout <= 0 {
 		timeout = s.opts.RequestTimeout
 	}
-	w := waitSpec{method: r.method, timeout: timeout, noHang: r.noHang, noCancel: r.noCancel}
+	w := waitSpec{method: r.method, timeout: timeout, noHang: r.noHang, noCancel: r.noCancel, quiet: r.quiet, ids: r.ids}
 	for {
 		id := s.nextID.Add(1)
 		attempts++

@@ -47,6 +47,10 @@ type Options struct {
 	OnFrame func(dir Direction, f transport.Frame)
 	// MaxPages bounds cursor paging of list methods (default 1000).
 	MaxPages int
+
+	// probe is how long era detection waits for server/discover before it sends initialize
+	// too; zero means min(ConnectTimeout/3, 2s). Unexported: tests shorten it.
+	probe time.Duration
 }
 
 // Direction says whether a frame went to the server or came from it.
