@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 )
 
 // These tests cover era detection against servers too slow to answer server/discover within
@@ -143,26 +142,7 @@ func TestEraDetectionSlowServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, d := newFake(t, tc.handle)
 			s := open(t, d, &Options{ConnectTimeout: 3 * time.Second, probe: 50 * time.Millisecond})
-			if s.Era() != tc.era || s.ProtocolVersion() != tc.version {
-				t.Fatalf("era %s version %s, want %s %s", s.Era(), s.ProtocolVersion(), tc.era, tc.version)
-			}
-			if f.end.ProtocolVersion() != tc.version {
-				t.Errorf("transport told version %q", f.end.ProtocolVersion())
-			}
-			// The fake answers in order, so once this call returns every late handshake answer
-			// has been read too.
-			if _, err := s.CallTool(context.Background(), "echo", map[string]any{"a": "b"}, nil); err != nil {
-				t.Fatalf("CallTool: %v", err)
-			}
-			var methods []string
-			for _, m := range f.received("") {
-				if m.Method != "tools/call" {
-					methods = append(methods, m.Method)
-				}
-			}
-			if diff := cmp.Diff(tc.methods, methods); diff != "" {
-				t.Errorf("handshake (-want +got):\n%s", diff)
-			}
+			checkHandshake(t, s, f, tc.era, tc.version, tc.methods)
 			if fs := s.Findings(); len(fs) != 0 {
 				t.Errorf("findings from the handshake's late answers: %+v", fs)
 			}

@@ -97,25 +97,7 @@ func TestEraDetection(t *testing.T) {
 			f, d := newFake(t, tc.handle)
 			o := tc.opts
 			s := open(t, d, &o)
-			if s.Era() != tc.era || s.ProtocolVersion() != tc.version {
-				t.Fatalf("era %s version %s, want %s %s", s.Era(), s.ProtocolVersion(), tc.era, tc.version)
-			}
-			if f.end.ProtocolVersion() != tc.version {
-				t.Errorf("transport told version %q", f.end.ProtocolVersion())
-			}
-			// One request proves the session works and carries _meta in the stateless era.
-			if _, err := s.CallTool(context.Background(), "echo", map[string]any{"a": "b"}, nil); err != nil {
-				t.Fatalf("CallTool: %v", err)
-			}
-			var methods []string
-			for _, m := range f.received("") {
-				if m.Method != "tools/call" {
-					methods = append(methods, m.Method)
-				}
-			}
-			if diff := cmp.Diff(tc.methods, methods); diff != "" {
-				t.Errorf("handshake (-want +got):\n%s", diff)
-			}
+			checkHandshake(t, s, f, tc.era, tc.version, tc.methods)
 			call := f.received("tools/call")[0]
 			meta := metaOf(t, call)
 			if tc.era == EraStateless {
@@ -566,5 +548,31 @@ func TestStatelessCancellation(t *testing.T) {
 				t.Errorf("%d notifications/cancelled sent although the connection cancelled", n)
 			}
 		})
+	}
+}
+
+// checkHandshake asserts the era and version a session settled on, that the transport was told
+// the version, that a tools/call works, and which handshake methods the fake saw, in order.
+func checkHandshake(t *testing.T, s *Session, f *fake, era Era, version string, methods []string) {
+	t.Helper()
+	if s.Era() != era || s.ProtocolVersion() != version {
+		t.Fatalf("era %s version %s, want %s %s", s.Era(), s.ProtocolVersion(), era, version)
+	}
+	if f.end.ProtocolVersion() != version {
+		t.Errorf("transport told version %q", f.end.ProtocolVersion())
+	}
+	// One request proves the session works; the fake answers in order, so once it returns every
+	// late handshake answer has been read too.
+	if _, err := s.CallTool(context.Background(), "echo", map[string]any{"a": "b"}, nil); err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	var got []string
+	for _, m := range f.received("") {
+		if m.Method != "tools/call" {
+			got = append(got, m.Method)
+		}
+	}
+	if diff := cmp.Diff(methods, got); diff != "" {
+		t.Errorf("handshake (-want +got):\n%s", diff)
 	}
 }
