@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
 )
 
 // These tests cover era detection against servers too slow to answer server/discover within
