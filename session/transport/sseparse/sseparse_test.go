@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/big"
 	"strconv"
 	"strings"
 	"testing"
@@ -214,8 +215,15 @@ func reference(in string) outcome {
 				idBuf = value
 			}
 		case "retry":
-			if n, err := strconv.ParseInt(value, 10, 64); err == nil && value != "" && strings.Trim(value, "0123456789") == "" && n < 1<<40 {
-				o.Retry, o.HasRetry = time.Duration(n)*time.Millisecond, true
+			// Digits only; a value past 2^62 ns saturates there (computed with big.Int, not the
+			// parser's strconv path, so an overflow bug in either shows up as a difference).
+			if value != "" && strings.Trim(value, "0123456789") == "" {
+				ms, _ := new(big.Int).SetString(value, 10)
+				most := big.NewInt(int64(time.Duration(1<<62) / time.Millisecond))
+				if ms.Cmp(most) > 0 {
+					ms = most
+				}
+				o.Retry, o.HasRetry = time.Duration(ms.Int64())*time.Millisecond, true
 			}
 		}
 	}
@@ -254,18 +262,11 @@ func FuzzReader(f *testing.F) {
 		"", "data: a\n\n", "\xef\xbb\xbfdata: a\r\n\r\n", "id: 1\nretry: 10\ndata:\n\n",
 		"event: message\ndata: {\"jsonrpc\":\"2.0\"}\n\n", ": c\r\rdata: x\rdata: y\r\r",
 		"data: a\n\ndata: part", "id: a\x00b\ndata\n\n", "\xef\xbb", "\r\n\r\n\n\r",
+		"retry:2000000000000", "retry: 99999999999999999999999\ndata: x\n\n", // found by CI fuzzing: saturation
 	} {
 		f.Add([]byte(s), uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, mode uint8) {
-		if bytes.Contains(in, []byte("retry")) && len(in) > 0 {
-			// Retry values beyond int64 saturate in the parser; keep the oracle comparable.
-			for _, f := range bytes.Fields(in) {
-				if len(f) > 15 && bytes.Trim(f, "0123456789") == nil {
-					t.Skip()
-				}
-			}
-		}
 		var r io.Reader = bytes.NewReader(in)
 		switch mode % 3 {
 		case 1:
