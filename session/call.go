@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -173,6 +174,8 @@ type waitSpec struct {
 	// ids, when set, receives the request id once the call is pending, so that the handshake
 	// can tell whether the call was answered (see Session.awaiting).
 	ids *atomic.Int64
+	// header, when set, goes with the frame to a [transport.HeaderSender] connection.
+	header http.Header
 }
 
 // limits are one attempt's deadlines.
@@ -389,7 +392,12 @@ func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *wait
 		own = newSendCtx(ctx, sendBy)
 		sctx = own
 	}
-	err := s.conn.Send(sctx, frame)
+	var err error
+	if w.header != nil && s.headerConn != nil {
+		err = s.headerConn.SendWithHeader(sctx, frame, w.header)
+	} else {
+		err = s.conn.Send(sctx, frame)
+	}
 	var ended error
 	if err != nil {
 		ended = sctx.Err()

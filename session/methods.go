@@ -152,18 +152,32 @@ func listAll[T any](ctx context.Context, s *Session, method, member string, setR
 	return out, err
 }
 
-// ListTools returns every tool, following nextCursor until the last page.
+// ListTools returns every tool, following nextCursor until the last page. Over Streamable
+// HTTP the session keeps the x-mcp-header annotations of the complete listing, for the
+// Mcp-Param-* headers of later tools/calls (see [Session.CallTool]).
 func (s *Session) ListTools(ctx context.Context) ([]Tool, error) {
-	return listAll(ctx, s, "tools/list", "tools", func(t *Tool, raw json.RawMessage) { t.Raw = raw })
+	tools, err := listAll(ctx, s, "tools/list", "tools", func(t *Tool, raw json.RawMessage) { t.Raw = raw })
+	if err == nil {
+		s.noteTools(tools)
+	}
+	return tools, err
 }
 
 // CallTool calls a tool. A result with isError is returned with a nil error.
+//
+// In the stateless era over Streamable HTTP, the arguments of properties the tool's
+// inputSchema annotates with x-mcp-header are mirrored into Mcp-Param-* request headers
+// (SEP-2243), from the schema of the last [Session.ListTools]; no header is sent for a tool
+// that listing did not have. When the server rejects such a call with -32020 (header
+// mismatch), the session lists the tools once and, if the tool turns out to be annotated,
+// sends the call once more with its headers: a test may call a tool it never listed.
 func (s *Session) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*ToolResult, error) {
 	bp := paramsPool.Get().(*[]byte)
 	defer paramsPool.Put(bp)
 	b := append((*bp)[:0], `{"name":`...)
 	b = appendString(b, name)
 	b = append(b, `,"arguments":`...)
+	argsAt := len(b)
 	var err error
 	if args == nil {
 		b = append(b, "{}"...)
@@ -171,13 +185,25 @@ func (s *Session) CallTool(ctx context.Context, name string, args any, opts *Cal
 		*bp = b
 		return nil, fmt.Errorf("tools/call %s: encode arguments: %w", name, err)
 	}
+	argsEnd := len(b)
 	b = append(b, '}')
 	*bp = b
 	r := request{method: "tools/call", params: b, plain: true}
 	if opts != nil {
 		r.timeout, r.progress = opts.Timeout, opts.OnProgress
 	}
+	header, known := s.callHeaders(name, b[argsAt:argsEnd])
+	r.header = header
 	resp, e := s.run(ctx, &r)
+	if e != nil && e.Code == codeHeaderMismatch && !known {
+		// The server wants headers for a tool never listed: learn its schema, try once more.
+		if _, lerr := s.ListTools(ctx); lerr == nil {
+			if h, _ := s.callHeaders(name, b[argsAt:argsEnd]); h != nil {
+				r.header = h
+				resp, e = s.run(ctx, &r)
+			}
+		}
+	}
 	if e != nil {
 		return nil, e
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,9 @@ type request struct {
 	quiet bool
 	// ids, when set, receives each attempt's request id once it is pending (see waitSpec.ids).
 	ids *atomic.Int64
+	// header holds extra transport headers (a tools/call's Mcp-Param-*), sent with the
+	// stateless era's attempts only; nil for none.
+	header http.Header
 }
 
 // do runs r to completion. A Hang failure carries the late response in Error.Response.
@@ -69,6 +73,10 @@ func (s *Session) run(ctx context.Context, r *request) (Response, *Error) {
 		var progressID int64
 		if r.progress != nil {
 			progressID = id
+		}
+		w.header = nil
+		if era == EraStateless {
+			w.header = r.header
 		}
 		frame := encodeRequest(id, r, meta, progressID, extra)
 		res, t, e := s.roundTrip(ctx, id, frame, &w, r.progress)

@@ -117,10 +117,12 @@ func buildVersion() string {
 // Session is one client session with an MCP server over one transport connection.
 // All methods are safe for concurrent use.
 type Session struct {
-	conn   transport.Conn
-	dialer transport.Dialer
-	opts   Options
-	caps   []byte // the client capabilities object, encoded once
+	conn transport.Conn
+	// headerConn is conn when it sends per-frame headers (Streamable HTTP), else nil.
+	headerConn transport.HeaderSender
+	dialer     transport.Dialer
+	opts       Options
+	caps       []byte // the client capabilities object, encoded once
 
 	// nextID issues request ids; they start at 1 and are never reused.
 	nextID atomic.Int64
@@ -139,6 +141,10 @@ type Session struct {
 	state atomic.Pointer[negotiated]
 	// stateMu serializes writers of state.
 	stateMu sync.Mutex
+
+	// tools maps the tools of the last complete [Session.ListTools] to their Mcp-Param-*
+	// bindings (connections with a headerConn only); replaced whole, never modified.
+	tools atomic.Pointer[toolHeaders]
 
 	// reinitMu serializes re-initialization after an HTTP 404 for a lost session.
 	reinitMu sync.Mutex
@@ -221,6 +227,7 @@ func dial(ctx context.Context, d transport.Dialer, o Options) (*Session, error) 
 		pending:    make(map[int64]*call),
 		readerDone: make(chan struct{}),
 	}
+	s.headerConn, _ = conn.(transport.HeaderSender)
 	s.caps = s.capabilities()
 	s.state.Store(&negotiated{})
 	go s.readLoop()

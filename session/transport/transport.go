@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -130,6 +131,16 @@ type Versioned interface {
 type Sessioned interface {
 	SessionID() string
 	ResetSession()
+}
+
+// HeaderSender is implemented by connections that send each frame with transport headers of
+// its own (Streamable HTTP). SendWithHeader is Send with header's fields added to the request
+// that carries this one frame, after (so overriding) the connection's own; header's keys must
+// be canonical ([http.CanonicalHeaderKey]) and its values valid header text. The connection
+// only reads header, and the caller does not change it afterwards. The session uses it for the
+// Mcp-Param-* headers of the stateless era (SEP-2243); other transports need not implement it.
+type HeaderSender interface {
+	SendWithHeader(ctx context.Context, frame []byte, header http.Header) error
 }
 
 // Excerpt returns at most n bytes of b as a string, marking a cut with "…".

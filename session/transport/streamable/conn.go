@@ -219,6 +219,19 @@ func neverStarted() bool { return true }
 // Delivering blocks while Recv's queue is full, so Send needs a concurrent Recv (the session
 // has its reader).
 func (c *Conn) Send(ctx context.Context, frame []byte) error {
+	return c.send(ctx, frame, nil)
+}
+
+// SendWithHeader is [Conn.Send] with header's fields added to this one POST, after the
+// derived headers (see [transport.HeaderSender]): the session passes the Mcp-Param-* headers of
+// a tools/call in the stateless era this way.
+func (c *Conn) SendWithHeader(ctx context.Context, frame []byte, header http.Header) error {
+	return c.send(ctx, frame, header)
+}
+
+var _ transport.HeaderSender = (*Conn)(nil)
+
+func (c *Conn) send(ctx context.Context, frame []byte, extra http.Header) error {
 	if c.ctx.Err() != nil {
 		return transport.ErrClosed
 	}
@@ -248,6 +261,9 @@ func (c *Conn) Send(ctx context.Context, frame []byte) error {
 	}
 	if name := c.mcpName(env.nameToken()); name != nil {
 		h["Mcp-Name"] = name
+	}
+	for k, vs := range extra {
+		h[k] = vs
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
