@@ -102,6 +102,12 @@ type Options struct {
 	DropSSEAfter int
 	// BothResultAndError answers tools/call with a frame holding both "result" and "error".
 	BothResultAndError bool
+	// ParamHeaders adds the tool route, whose region, priority, urgent and target.shard
+	// arguments are annotated with x-mcp-header (SEP-2243): over Streamable HTTP in the
+	// stateless era a tools/call of it must mirror them in Mcp-Param-Region, -Priority, -Urgent
+	// and -Shard, or it is answered HTTP 400 with -32020, as a Go SDK server answers. Off by
+	// default, so the tool list stays the same.
+	ParamHeaders bool
 }
 
 // validate reports the first invalid field.

@@ -195,7 +195,11 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	era := s.Backend.opts.Era
 	modern := era != EraLegacy && (req.Method == "server/discover" || metaOf(req.Params).ProtocolVersion != nil)
 	if modern {
-		if e := checkModernHeaders(r, req); e != nil {
+		e := checkModernHeaders(r, req)
+		if e == nil {
+			e = s.Backend.checkParamHeaders(r.Header, req)
+		}
+		if e != nil {
 			writeRPCError(w, http.StatusBadRequest, req.ID, e)
 			return
 		}

@@ -156,7 +156,11 @@ func tools() []*tool {
 
 func (b *Backend) visibleTools(stateless bool) []*tool {
 	var out []*tool
-	for _, t := range tools() {
+	all := tools()
+	if b.opts.ParamHeaders {
+		all = append(all, routeTool())
+	}
+	for _, t := range all {
 		if (t.statelessOnly && !stateless) || (t.legacyOnly && stateless) {
 			continue
 		}
