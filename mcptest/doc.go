@@ -37,6 +37,12 @@
 //     client that did not declare the capability at initialize, or that answers with a
 //     JSON-RPC error, gets a result with isError set saying so.
 //   - roots(): legacy era only; lists the client's roots with roots/list, as ask does.
+//   - route(region, priority, urgent, target.shard, text): only with [Options.ParamHeaders]
+//     (--param-headers); returns its arguments. All but text are annotated with x-mcp-header
+//     (SEP-2243), so over Streamable HTTP a stateless-era tools/call must mirror them in
+//     Mcp-Param-Region, -Priority, -Urgent and -Shard; a missing, unexpected or mismatched one
+//     is answered HTTP 400 with -32020, by the Go SDK v1.8.0's rules (an empty header counts as
+//     missing; =?base64?…?= values are decoded; integers compare numerically).
 //
 // Server-to-client requests travel on the connection over stdio, TCP, WebSocket and HTTP+SSE.
 // Over Streamable HTTP the tools/call is answered as an event stream that carries the request;

@@ -22,6 +22,14 @@
 // (a [RequestCanceller]), which closes the request's SSE stream or aborts its POST, and then no
 // notification is sent. initialize and the era probe are never cancelled.
 //
+// Headers. Over Streamable HTTP in the stateless era, [Session.CallTool] mirrors the arguments
+// a tool's inputSchema annotates with x-mcp-header into Mcp-Param-* request headers (SEP-2243,
+// with the Go SDK v1.8.0's rules: string, integer and boolean values, nested properties,
+// =?base64?…?= for what is not safe header text), from the schemas of the last
+// [Session.ListTools]. A call of a tool that listing did not have goes without them; if the
+// server then answers -32020 (header mismatch), the session lists the tools once and retries the
+// call once. Other transports and the legacy era send no such headers.
+//
 // For fuzzers and load generators, [Session.SendRaw], [Session.NextID] and [Session.RequestRaw]
 // send hand-built frames, and Options.OnFrame sees every frame in both directions.
 package session

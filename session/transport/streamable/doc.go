@@ -12,6 +12,10 @@
 // resources/read), whatever the protocol version: 2026-07-28 servers require them and older
 // servers ignore unknown headers, so sending them always keeps one code path and lets a tester
 // see exactly what went on the wire. A value that is not printable ASCII is not sent as a header.
+// [Conn.SendWithHeader] (a [transport.HeaderSender]) adds headers for one POST: the session
+// passes the Mcp-Param-* headers of a stateless-era tools/call that way, one for each argument
+// the tool's inputSchema annotates with x-mcp-header (SEP-2243), computed from its last
+// tools/list; the transport itself never derives them.
 //
 // Streams. A text/event-stream answer is read by a goroutine owned by the connection; each
 // "message" event (or an event with no name) is delivered to Recv, priming events and comments
