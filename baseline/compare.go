@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpspec/mcpspec/result"
@@ -167,9 +168,15 @@ type SchemaChange struct {
 	Where string `json:"where"`
 	// Path locates the schema node: "(root)", "user.name", "tags[]".
 	Path string `json:"path"`
-	// What says what changed, in words.
+	// What says what changed, in words. A change the classifier could not decide (a remote
+	// $ref, overlapping oneOf branches, a keyword it does not analyse …) ends in
+	// "(not analysed; review)" and is never Breaking.
 	What string `json:"what"`
 }
+
+// Review reports whether the change was left for a person to judge: not analysed, so neither
+// breaking nor known to be compatible.
+func (c SchemaChange) Review() bool { return strings.HasSuffix(c.What, reviewSuffix) }
 
 // Regressed reports whether the current run is worse than the baseline: a test went from
 // passing to failing or erroring, a test got slower beyond the tolerances, a tool disappeared,

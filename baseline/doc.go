@@ -18,6 +18,11 @@
 //     reported as fixed), tests added or removed, other status changes, compatible schema changes
 //     (an optional property added, a description changed), tests that got faster.
 //
+// Tool schemas are compared after resolving local $ref (recursion included, bounded), with anyOf
+// and oneOf matched branch by branch and allOf over plain objects merged; a change the
+// classifier cannot decide soundly is reported for review ([SchemaChange.Review]), never as
+// breaking.
+//
 // A Diff renders as text ([Diff.WriteText]), markdown ([Diff.WriteMarkdown]) and JSON
 // ([Diff.WriteJSON]). The CLI maps Regressed() to exit code 1.
 package baseline

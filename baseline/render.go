@@ -138,10 +138,14 @@ func (d *Diff) sections() []section {
 	for _, t := range d.Tools {
 		name := t.Server + "/" + t.Tool
 		var sub []string
+		reviews := 0
 		for _, c := range t.Changes {
 			tag := "compatible"
-			if c.Breaking {
+			switch {
+			case c.Breaking:
 				tag = "BREAKING"
+			case c.Review():
+				tag, reviews = "review", reviews+1
 			}
 			sub = append(sub, fmt.Sprintf("%s %s %s: %s", tag, c.Where, c.Path, c.What))
 		}
@@ -153,7 +157,11 @@ func (d *Diff) sections() []section {
 		case Added:
 			other.lines = append(other.lines, line{text: "new tool " + name})
 		default:
-			other.lines = append(other.lines, line{text: "tool " + name + " changed compatibly", sub: sub})
+			text := "tool " + name + " changed compatibly"
+			if reviews > 0 {
+				text = fmt.Sprintf("tool %s changed: nothing breaking found, %s left to review", name, textfmt.Plural(reviews, "change"))
+			}
+			other.lines = append(other.lines, line{text: text, sub: sub})
 		}
 	}
 	return []section{reg, fixed, other}

@@ -159,3 +159,33 @@ func TestDiffJSONFollowsSchema(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderReview(t *testing.T) {
+	base := withTools(map[string][]result.Tool{"s": {tool("geo", `{"type":"object","properties":{"at":{"$ref":"https://example.com/a.json"}}}`, "")}})
+	cur := withTools(map[string][]result.Tool{"s": {tool("geo", `{"type":"object","properties":{"at":{"$ref":"https://example.com/b.json"}}}`, "")}})
+	d := Compare(base, cur, nil)
+	if d.Regressed() {
+		t.Fatalf("a change left for review is not a regression: %+v", d.Tools)
+	}
+	if len(d.Tools) != 1 || len(d.Tools[0].Changes) != 1 || !d.Tools[0].Changes[0].Review() {
+		t.Fatalf("want one change for review, got %+v", d.Tools)
+	}
+	var txt, md bytes.Buffer
+	if err := d.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"tool s/geo changed: nothing breaking found, 1 change left to review",
+		`review input at: before: $ref "https://example.com/a.json" is remote; now: $ref "https://example.com/b.json" is remote (not analysed; review)`,
+	} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
+	}
+	if !strings.Contains(md.String(), "review input at: before:") {
+		t.Errorf("markdown lacks the review tag:\n%s", md.String())
+	}
+}

@@ -211,6 +211,8 @@ var handledKeywords = map[string]bool{
 	// Resolved or analysed structurally: $ref before comparing, $defs through the $ref that use
 	// them, the combinators in node and union.
 	"$ref": true, "$defs": true, "definitions": true, "anyOf": true, "oneOf": true, "allOf": true,
+	// Annotations, compared by annotations.
+	"title": true, "examples": true, "$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true,
 }
 
 // enter accounts for one node comparison; false when a limit stops the comparison here.
@@ -265,9 +267,7 @@ func (d *differ) node(path string, a, b map[string]any) {
 			return
 		}
 	}
-	if !reflect.DeepEqual(a["description"], b["description"]) {
-		d.rec(neutral, path, "description changed")
-	}
+	d.annotations(path, a, b)
 	d.types(path, a, b)
 	d.enum(path, a, b)
 	d.properties(path, a, b)
@@ -289,6 +289,19 @@ func (d *differ) node(path string, a, b map[string]any) {
 	d.otherKeywords(path, a, b, func(k string) bool {
 		return handledKeywords[k] || (k == "additionalProperties" && d.dir == output)
 	})
+}
+
+// neutralAnnotations never change what is accepted nor what a value means to the server;
+// default is not among them (a changed default changes what an omitted argument does).
+var neutralAnnotations = []string{"description", "title", "examples", "$comment", "deprecated", "readOnly", "writeOnly"}
+
+// annotations reports changed annotations as compatible.
+func (d *differ) annotations(path string, a, b map[string]any) {
+	for _, k := range neutralAnnotations {
+		if !reflect.DeepEqual(a[k], b[k]) {
+			d.rec(neutral, path, "%s changed", k)
+		}
+	}
 }
 
 // otherKeywords reports, for review, a change in any keyword skip does not cover.

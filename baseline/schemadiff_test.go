@@ -164,6 +164,11 @@ func TestSchemaDiffCombinators(t *testing.T) {
 		{"single-branch allOf around a $ref with a description",
 			`{"type":"object","properties":{"u":{"allOf":[{"$ref":"#/$defs/U"}],"description":"the user"}},"$defs":{"U":{"type":"object","properties":{"n":{"type":"string"}}}}}`,
 			`{"type":"object","properties":{"u":{"$ref":"#/$defs/U","description":"the user"}},"$defs":{"U":{"type":"object","properties":{"n":{"type":"string"}}}}}`, nil},
+		// Annotations.
+		{"title changed is compatible, default changed is for review",
+			`{"type":"object","properties":{"n":{"type":"integer","title":"N","default":1}}}`,
+			`{"type":"object","properties":{"n":{"type":"integer","title":"Count","default":2}}}`,
+			[]want{{"n", "title changed", neutral}, {"n", "default changed", review}}},
 		// Mixed nodes.
 		{"anyOf added next to other keywords is left for review",
 			`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}`,

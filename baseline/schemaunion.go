@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 )
@@ -69,12 +68,10 @@ func (d *differ) mixedUnions(path string, a, b map[string]any) {
 // accepts all its values.
 func (d *differ) union(path string, a, b map[string]any) {
 	ka, kb := unionKind(a), unionKind(b)
-	ba, bb := d.branches(0, a), d.branches(1, b)
-	annA, annB := annotationsOf(a), annotationsOf(b)
-	if !reflect.DeepEqual(annA["description"], annB["description"]) {
-		d.rec(neutral, path, "description changed")
-	}
-	d.otherKeywords(path, annA, annB, func(k string) bool { return k == "description" || k == "$defs" || k == "definitions" })
+	annA, annB := annotationsOf(a, ka != "", b), annotationsOf(b, kb != "", a)
+	ba, bb := d.branches(0, a, annA), d.branches(1, b, annB)
+	d.annotations(path, annA, annB)
+	d.otherKeywords(path, annA, annB, func(k string) bool { return handledKeywords[k] })
 
 	sub := d.fork(d.dir, false)
 	sub.matchBranches(path, ka, ba, kb, bb)
@@ -92,12 +89,12 @@ func (d *differ) union(path string, a, b map[string]any) {
 	overlapA, overlapB := ka == "oneOf" && !pairwiseDisjoint(ba), kb == "oneOf" && !pairwiseDisjoint(bb)
 	if overlapA || overlapB {
 		// With overlapping branches even a redundant branch added changes which values match
-		// exactly one: only description changes are safe to report as such.
-		onlyDescriptions := true
+		// exactly one: only annotation changes are safe to report as such.
+		onlyAnnotations := true
 		for _, c := range sub.out {
-			onlyDescriptions = onlyDescriptions && c.eff == neutral && c.What == "description changed"
+			onlyAnnotations = onlyAnnotations && c.eff == neutral && slices.Contains(neutralAnnotations, strings.TrimSuffix(c.What, " changed"))
 		}
-		if !onlyDescriptions {
+		if !onlyAnnotations {
 			d.review(path, "oneOf branches changed, and some of them overlap, so which values match exactly one branch was not analysed")
 			return
 		}
@@ -105,12 +102,13 @@ func (d *differ) union(path string, a, b map[string]any) {
 	d.out = append(d.out, sub.out...)
 }
 
-// annotationsOf returns the annotation keywords of m (compared at the union's level; a node
-// taken as a union of one leaves them there too).
-func annotationsOf(m map[string]any) map[string]any {
+// annotationsOf returns the annotation keywords of m compared at the union's level: all of a
+// union's; of a node taken as a union of one, those the other side has at its level (the
+// rest stay in the node's one branch, where the other side's branches carry theirs).
+func annotationsOf(m map[string]any, isUnion bool, other map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range m {
-		if annotationKeys[k] {
+		if _, there := other[k]; annotationKeys[k] && (isUnion || there) {
 			out[k] = v
 		}
 	}
@@ -151,12 +149,12 @@ type branch struct{ m, raw map[string]any }
 
 // branches lists the branches of side's node: a union's, normalised, nested anyOf flattened
 // and multi-type branches split by type; a node that is not a union is one branch (split).
-func (d *differ) branches(side int, m map[string]any) []branch {
+func (d *differ) branches(side int, m, lifted map[string]any) []branch {
 	kind := unionKind(m)
 	if kind == "" {
 		stripped := map[string]any{}
 		for k, v := range m {
-			if !annotationKeys[k] {
+			if _, up := lifted[k]; !up {
 				stripped[k] = v
 			}
 		}
