@@ -23,7 +23,8 @@ func (s *Session) Request(ctx context.Context, method string, params any) (*Resp
 }
 
 // Call is [Session.Request] with per-call options: a timeout and a progress callback (a
-// progress token is then sent in params._meta).
+// progress token is then sent in params._meta). A tools/call made with Call carries no
+// Mcp-Param-* headers; [Session.CallTool] sends them.
 func (s *Session) Call(ctx context.Context, method string, params any, opts *CallOptions) (*Response, error) {
 	raw, err := rawParams(params)
 	if err != nil {
