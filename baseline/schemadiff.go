@@ -261,7 +261,9 @@ func (d *differ) node(path string, a, b map[string]any) {
 		d.union(path, a, b)
 		return
 	}
-	if _, okA := a["allOf"]; okA || b["allOf"] != nil {
+	_, okA := a["allOf"]
+	_, okB := b["allOf"]
+	if okA || okB {
 		if !d.same(a["allOf"], b["allOf"]) {
 			d.review(path, "allOf changed: its branches are not all plain object schemas, so they were not merged")
 			return
