@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"sort"
@@ -177,6 +178,16 @@ type SchemaChange struct {
 // Review reports whether the change was left for a person to judge: not analysed, so neither
 // breaking nor known to be compatible.
 func (c SchemaChange) Review() bool { return strings.HasSuffix(c.What, reviewSuffix) }
+
+// MarshalJSON writes the change with "review": true when it was left for a person to judge, so
+// JSON readers need not parse What.
+func (c SchemaChange) MarshalJSON() ([]byte, error) {
+	type plain SchemaChange
+	return json.Marshal(struct {
+		plain
+		Review bool `json:"review,omitempty"`
+	}{plain(c), c.Review()})
+}
 
 // Regressed reports whether the current run is worse than the baseline: a test went from
 // passing to failing or erroring, a test got slower beyond the tolerances, a tool disappeared,

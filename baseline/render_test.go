@@ -145,7 +145,10 @@ func TestDiffJSONFollowsSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, cur := everyClass()
-	for name, d := range map[string]*Diff{"every-class": Compare(base, cur, nil), "no-change": Compare(base, base, nil), "empty-runs": Compare(runOf(), runOf(), nil)} {
+	reviewed := Compare(
+		withTools(map[string][]result.Tool{"s": {tool("geo", `{"type":"object","properties":{"at":{"$ref":"https://example.com/a.json"}}}`, "")}}),
+		withTools(map[string][]result.Tool{"s": {tool("geo", `{"type":"object","properties":{"at":{"$ref":"https://example.com/b.json"}}}`, "")}}), nil)
+	for name, d := range map[string]*Diff{"every-class": Compare(base, cur, nil), "review": reviewed, "no-change": Compare(base, base, nil), "empty-runs": Compare(runOf(), runOf(), nil)} {
 		var buf bytes.Buffer
 		if err := d.WriteJSON(&buf); err != nil {
 			t.Fatal(err)
@@ -187,5 +190,29 @@ func TestRenderReview(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "review input at: before:") {
 		t.Errorf("markdown lacks the review tag:\n%s", md.String())
+	}
+	var js bytes.Buffer
+	if err := d.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tools []struct {
+			Changes []map[string]any `json:"changes"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Tools) != 1 || len(doc.Tools[0].Changes) != 1 || doc.Tools[0].Changes[0]["review"] != true || doc.Tools[0].Changes[0]["breaking"] != false {
+		t.Errorf("JSON change lacks review: true:\n%s", js.String())
+	}
+	// Decided changes carry no review key.
+	base2, cur2 := everyClass()
+	js.Reset()
+	if err := Compare(base2, cur2, nil).WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(js.String(), `"review"`) {
+		t.Errorf("decided changes must not carry review:\n%s", js.String())
 	}
 }
