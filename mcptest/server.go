@@ -91,11 +91,17 @@ func StartServer(l net.Listener, opts *Options) (*Server, error) {
 	mux.HandleFunc(PathSSE, s.handleSSE)
 	mux.HandleFunc(PathMessage, s.handleMessage)
 	mux.HandleFunc(PathWebSocket, s.handleWebSocket)
+	// HTTP/1.1, and HTTP/2 without TLS for a client that starts with its preface (h2c with
+	// prior knowledge, as streamable.Dialer's UnencryptedHTTP2 does).
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
 	s.srv = &http.Server{
 		Handler:           s.track(mux),
 		BaseContext:       func(net.Listener) context.Context { return s.ctx },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),
+		Protocols:         &protocols,
 	}
 	go func() {
 		defer close(s.serveDone)

@@ -21,8 +21,14 @@ type cancelServer struct {
 
 func newCancelServer(t *testing.T, sse bool) *cancelServer {
 	t.Helper()
+	return startCancelServer(t, sse, nil)
+}
+
+// startCancelServer is newCancelServer speaking the given protocols (see startServer).
+func startCancelServer(t *testing.T, sse bool, protocols *http.Protocols) *cancelServer {
+	t.Helper()
 	cs := &cancelServer{started: make(chan struct{}, 8), release: make(chan struct{}), ended: make(chan string, 8)}
-	cs.server = newServer(t, func(w http.ResponseWriter, r *http.Request, s seen) {
+	cs.server = startServer(t, protocols, func(w http.ResponseWriter, r *http.Request, s seen) {
 		if s.RPC.Method == "" || len(s.RPC.ID) == 0 {
 			w.WriteHeader(http.StatusAccepted)
 			return

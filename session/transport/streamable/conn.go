@@ -61,7 +61,11 @@ type Conn struct {
 
 func newConn(d Dialer) *Conn {
 	c := &Conn{d: d, client: d.Client, frames: make(chan transport.Frame, frameQueue)}
-	if c.client == nil {
+	switch {
+	case c.client != nil:
+	case d.UnencryptedHTTP2:
+		c.client, c.ownClient = NewUnencryptedHTTP2Client(d.Connections), true
+	default:
 		c.client, c.ownClient = NewClient(d.Connections), true
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())

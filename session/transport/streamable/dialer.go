@@ -38,6 +38,14 @@ type Dialer struct {
 	// Connections sizes the default client's pool (MaxIdleConnsPerHost and MaxConnsPerHost);
 	// default 64. Ignored when Client is set.
 	Connections int
+	// UnencryptedHTTP2 gives the default client HTTP/2 instead of HTTP/1.1: without TLS to an
+	// http:// URL (h2c with prior knowledge: the client opens with the HTTP/2 preface, no
+	// Upgrade), over TLS to an https:// one (see [NewUnencryptedHTTP2Client]). Concurrent
+	// requests then share a few multiplexed connections instead of holding one connection
+	// each. The server must accept it (Go's net/http server does when http.Server.Protocols
+	// includes UnencryptedHTTP2); one that does not fails every request. Ignored when Client
+	// is set.
+	UnencryptedHTTP2 bool
 	// OpenGETStream opens the optional server→client GET stream once
 	// notifications/initialized was accepted (protocol versions before 2026-07-28).
 	OpenGETStream bool
@@ -73,6 +81,24 @@ const ConnBufferSize = 1 << 10
 // contexts), no transparent compression (bytes and timings stay as the server sent them), and
 // [ConnBufferSize] buffers per connection.
 func NewClient(connections int) *http.Client {
+	return &http.Client{Transport: newTransport(connections)}
+}
+
+// NewUnencryptedHTTP2Client is [NewClient] speaking HTTP/2 only: unencrypted HTTP/2 with prior
+// knowledge (h2c) to http:// URLs, HTTP/2 over TLS to https:// ones, never HTTP/1.1. Every
+// connection carries as many concurrent requests as the server's stream limit allows
+// (net/http's server allows 250) and another connection is opened when they are all busy, so
+// a call in flight costs a stream rather than a connection and its two goroutines.
+func NewUnencryptedHTTP2Client(connections int) *http.Client {
+	tr := newTransport(connections)
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	p.SetHTTP2(true)
+	tr.Protocols = &p
+	return &http.Client{Transport: tr}
+}
+
+func newTransport(connections int) *http.Transport {
 	if connections <= 0 {
 		connections = DefaultConnections
 	}
@@ -83,7 +109,7 @@ func NewClient(connections int) *http.Client {
 	tr.DisableCompression = true
 	tr.ReadBufferSize = ConnBufferSize
 	tr.WriteBufferSize = ConnBufferSize
-	return &http.Client{Transport: tr}
+	return tr
 }
 
 // Dial validates the configuration and returns a connection. No request is sent: Streamable

@@ -19,6 +19,8 @@ import (
 // seen is one request as the test server received it.
 type seen struct {
 	Method string // HTTP method
+	Proto  string // HTTP version, e.g. HTTP/1.1
+	Remote string // the client's address: one per connection
 	Header http.Header
 	Body   []byte
 	RPC    struct {
@@ -37,10 +39,16 @@ type server struct {
 
 func newServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request, s seen)) *server {
 	t.Helper()
+	return startServer(t, nil, h)
+}
+
+// startServer is newServer speaking the given protocols (nil: net/http's default, HTTP/1.1).
+func startServer(t *testing.T, protocols *http.Protocols, h func(w http.ResponseWriter, r *http.Request, s seen)) *server {
+	t.Helper()
 	s := &server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var rec seen
-		rec.Method, rec.Header = r.Method, r.Header.Clone()
+		rec.Method, rec.Proto, rec.Remote, rec.Header = r.Method, r.Proto, r.RemoteAddr, r.Header.Clone()
 		rec.Body, _ = io.ReadAll(r.Body)
 		_ = json.Unmarshal(rec.Body, &rec.RPC)
 		s.mu.Lock()
@@ -48,6 +56,8 @@ func newServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request, s se
 		s.mu.Unlock()
 		h(w, r, rec)
 	}))
+	s.Config.Protocols = protocols
+	s.Start()
 	t.Cleanup(s.Close)
 	return s
 }
