@@ -81,9 +81,11 @@ func BenchmarkWire(b *testing.B) {
 }
 
 // BenchmarkInflight is figure 2: the memory (HeapInuse+StackInuse of the client process, and
-// HeapAlloc+StackInuse as live-B) per pending call with 1,000 calls in flight on one stdio session and 10,000 over Streamable
-// HTTP (10,000 connections, the server a child process). Each iteration is a whole
-// measurement; run it with -benchtime=1x to keep it short.
+// HeapAlloc+StackInuse as live-B) per pending call with 1,000 calls in flight on one stdio
+// session, 10,000 over Streamable HTTP (10,000 HTTP/1.1 connections, the server a child
+// process) and 10,000 over Streamable HTTP on HTTP/2 without TLS (streams on a few
+// connections). Each iteration is a whole measurement; run it with -benchtime=1x to keep it
+// short.
 func BenchmarkInflight(b *testing.B) {
 	bin := binary(b)
 	if _, err := RaiseFileLimit(10000 + 1024); err != nil {
@@ -92,7 +94,7 @@ func BenchmarkInflight(b *testing.B) {
 	for _, m := range []struct {
 		tr Transport
 		n  int
-	}{{Stdio, 1000}, {HTTP, 10000}} {
+	}{{Stdio, 1000}, {HTTP, 10000}, {H2C, 10000}} {
 		for _, kind := range Kinds {
 			b.Run(fmt.Sprintf("%s=%d/%s", m.tr, m.n, kind), func(b *testing.B) {
 				var inuse, live float64

@@ -45,6 +45,9 @@ const (
 	Stdio Transport = "stdio"
 	// HTTP is Streamable HTTP (JSON responses, HTTP/1.1 keep-alive connections).
 	HTTP Transport = "http"
+	// H2C is Streamable HTTP over HTTP/2 without TLS (h2c with prior knowledge): the same
+	// server, the calls multiplexed as streams on a few connections.
+	H2C Transport = "h2c"
 )
 
 // ProtocolVersion is the version every client negotiates, so all three do the same work per
@@ -75,10 +78,10 @@ type Target struct {
 	Transport Transport
 	// Bin is the mcpspec binary run as `mcpspec testserver --transport stdio` (Stdio).
 	Bin string
-	// URL is the Streamable HTTP endpoint (HTTP).
+	// URL is the Streamable HTTP endpoint (HTTP, H2C).
 	URL string
-	// HTTPClient sends the requests of every client kind (HTTP); nil means
-	// NewHTTPClient(DefaultConnections).
+	// HTTPClient sends the requests of every client kind (HTTP, H2C); nil means
+	// NewHTTPClientFor(Transport, DefaultConnections).
 	HTTPClient *http.Client
 	// OnCall, if set, runs each time a tools/call request has been handed to the stdio
 	// transport (ours: as it is queued; go-sdk and raw: once written to the pipe).
@@ -92,15 +95,27 @@ const DefaultConnections = 64
 // per call: mcpspec's tuned pool (streamable.NewClient) of conns keep-alive connections.
 func NewHTTPClient(conns int) *http.Client { return streamable.NewClient(conns) }
 
+// NewHTTPClientFor is NewHTTPClient for HTTP and its HTTP/2-only variant
+// (streamable.NewUnencryptedHTTP2Client) for H2C.
+func NewHTTPClientFor(tr Transport, conns int) *http.Client {
+	if tr == H2C {
+		return streamable.NewUnencryptedHTTP2Client(conns)
+	}
+	return NewHTTPClient(conns)
+}
+
+// overHTTP reports whether tr is Streamable HTTP (HTTP/1.1 or HTTP/2).
+func overHTTP(tr Transport) bool { return tr == HTTP || tr == H2C }
+
 // Dial connects a client of the given kind to t. ctx bounds the connect and handshake only.
 func Dial(ctx context.Context, kind Kind, t Target) (Client, error) {
-	if t.Transport == HTTP && t.HTTPClient == nil {
-		t.HTTPClient = NewHTTPClient(DefaultConnections)
+	if overHTTP(t.Transport) && t.HTTPClient == nil {
+		t.HTTPClient = NewHTTPClientFor(t.Transport, DefaultConnections)
 	}
 	switch {
 	case kind == Raw && t.Transport == Stdio:
 		return dialRawStdio(ctx, t)
-	case kind == Raw && t.Transport == HTTP:
+	case kind == Raw && overHTTP(t.Transport):
 		return dialRawHTTP(ctx, t)
 	case kind == Ours:
 		return dialOurs(ctx, t)
@@ -118,7 +133,7 @@ func dialOurs(ctx context.Context, t Target) (Client, error) {
 	switch t.Transport {
 	case Stdio:
 		d = stdio.Command{Path: t.Bin, Args: stdioArgs, Grace: 200 * time.Millisecond, TermGrace: time.Second}
-	case HTTP:
+	case HTTP, H2C:
 		d = streamable.Dialer{URL: t.URL, Client: t.HTTPClient}
 	default:
 		return nil, fmt.Errorf("bench: unknown transport %q", t.Transport)
@@ -171,7 +186,7 @@ func dialGoSDK(ctx context.Context, t Target) (Client, error) {
 		cmd := exec.Command(t.Bin, stdioArgs...)
 		cmd.SysProcAttr = childAttr()
 		tr = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
-	case HTTP:
+	case HTTP, H2C:
 		// No standalone GET stream: mcpspec and the raw client do not open one either.
 		tr = &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: t.HTTPClient, DisableStandaloneSSE: true}
 	default:

@@ -27,6 +27,9 @@ type Config struct {
 	// InflightHTTP is the number of pending calls over Streamable HTTP (default 10000; negative
 	// skips the measurement).
 	InflightHTTP int
+	// InflightH2C is the number of pending calls over Streamable HTTP on HTTP/2 without TLS
+	// (default 10000; negative skips the measurement).
+	InflightH2C int
 	// Progress, if set, receives a line as each measurement starts.
 	Progress io.Writer
 }
@@ -46,6 +49,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.InflightHTTP == 0 {
 		c.InflightHTTP = 10000
+	}
+	if c.InflightH2C == 0 {
+		c.InflightH2C = 10000
 	}
 	return c
 }
@@ -121,7 +127,7 @@ func Harness(ctx context.Context, cfg Config) (*Results, error) {
 	for _, m := range []struct {
 		tr Transport
 		n  int
-	}{{Stdio, cfg.InflightStdio}, {HTTP, cfg.InflightHTTP}} {
+	}{{Stdio, cfg.InflightStdio}, {HTTP, cfg.InflightHTTP}, {H2C, cfg.InflightH2C}} {
 		if m.n < 0 {
 			continue
 		}
@@ -162,14 +168,14 @@ func Wire(ctx context.Context, kind Kind, tr Transport, bin string, l Load) (Sam
 // pool (if any) has room for callers concurrent requests.
 func withWire(ctx context.Context, kind Kind, tr Transport, bin string, callers int, use func(Client) error) error {
 	t := Target{Transport: tr, Bin: bin}
-	if tr == HTTP {
+	if overHTTP(tr) {
 		srv, err := StartHTTP(ctx, bin)
 		if err != nil {
 			return err
 		}
 		defer srv.Close()
 		t.URL = srv.URL
-		t.HTTPClient = NewHTTPClient(max(DefaultConnections, callers))
+		t.HTTPClient = NewHTTPClientFor(tr, max(DefaultConnections, callers))
 		defer t.HTTPClient.CloseIdleConnections()
 	}
 	c, err := Dial(ctx, kind, t)

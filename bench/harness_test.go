@@ -17,7 +17,7 @@ func TestHarnessSmoke(t *testing.T) {
 	defer cancel()
 	r, err := Harness(ctx, Config{
 		Bin: binary(t), N: 40, Duration: 5 * time.Second, Concurrency: 4,
-		InflightStdio: 20, InflightHTTP: 30,
+		InflightStdio: 20, InflightHTTP: 30, InflightH2C: 30,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -36,16 +36,24 @@ func TestHarnessSmoke(t *testing.T) {
 					t.Errorf("%s %s run %d: %+v", tr, kind, i, s)
 				}
 			}
+		}
+	}
+	for _, tr := range []Transport{Stdio, HTTP, H2C} {
+		for _, kind := range Kinds {
 			// Few calls move the heap by less than its page-granular noise: check only that
 			// the measurement ran.
 			if s := r.Inflight[tr][kind]; s.Calls == 0 || s.Before.Total() == 0 || s.During.Total() == 0 {
 				t.Errorf("in-flight %s %s: %+v", tr, kind, s)
 			}
 		}
+		// HTTP/1.1 holds a connection per pending call; HTTP/2 multiplexes 30 calls on one.
+		if want := map[Transport]int{Stdio: 0, HTTP: 30, H2C: 1}[tr]; r.Inflight[tr][Ours].Connections != want {
+			t.Errorf("in-flight %s: %d connections opened, want %d", tr, r.Inflight[tr][Ours].Connections, want)
+		}
 	}
 	var out bytes.Buffer
 	r.WriteTables(&out)
-	for _, want := range []string{"in-memory pipe", "### stdio", "### http", "stdio × 20", "http × 30", "| calls/s, 4 callers |"} {
+	for _, want := range []string{"in-memory pipe", "### stdio", "### http", "stdio × 20", "http × 30", "h2c × 30", "| calls/s, 4 callers |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("tables lack %q:\n%s", want, out.String())
 		}

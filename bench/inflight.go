@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,9 @@ type InflightSample struct {
 	// while all of them are pending. The calling goroutines' stacks are included: a caller
 	// blocked in a call is part of what an in-flight call costs.
 	Before, During Memory
+	// Connections is how many connections the client had opened when memory was sampled
+	// (HTTP, H2C).
+	Connections int
 }
 
 // PerCall is the memory (heap and stacks) per pending call in bytes.
@@ -62,8 +66,9 @@ func (s InflightSample) per(f func(Memory) uint64) float64 {
 
 // inflight starts n calls of the slow tool on c, waits until sent is closed (every request is
 // on the wire) and, when probe is set, for an echo call after them (on one ordered stream, the
-// server has then read them all), samples memory, then cancels the calls and waits for them.
-func inflight(ctx context.Context, c Client, n int, sent <-chan struct{}, probe bool) (InflightSample, error) {
+// server has then read them all), samples memory and conns (the connections opened so far),
+// then cancels the calls and waits for them.
+func inflight(ctx context.Context, c Client, n int, sent <-chan struct{}, probe bool, conns func() int) (InflightSample, error) {
 	s := InflightSample{Calls: n, Before: LiveMemory()}
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -101,6 +106,7 @@ func inflight(ctx context.Context, c Client, n int, sent <-chan struct{}, probe 
 	}
 	if err == nil {
 		s.During = LiveMemory()
+		s.Connections = conns()
 	}
 	cancel()
 	ended := make(chan struct{})
@@ -126,21 +132,25 @@ func inflight(ctx context.Context, c Client, n int, sent <-chan struct{}, probe 
 // HTTP: the server is a child `mcpspec testserver --transport http`; each pending call holds
 // its own HTTP/1.1 connection (one request per connection at a time), so the client's pool is
 // sized to n connections and every request is on the wire at once. The file-descriptor limit
-// must allow n connections (see RaiseFileLimit).
+// must allow n connections (see RaiseFileLimit). H2C: the same server over HTTP/2 without
+// TLS; the calls are streams, up to the server's limit (250 for net/http) per connection.
 func Inflight(ctx context.Context, kind Kind, tr Transport, bin string, n int) (InflightSample, error) {
-	var t tally
+	var (
+		t     tally
+		dials atomic.Int64
+	)
 	target := Target{Transport: tr, Bin: bin}
 	switch tr {
 	case Stdio:
 		target.OnCall = t.add
-	case HTTP:
+	case HTTP, H2C:
 		srv, err := StartHTTP(ctx, bin)
 		if err != nil {
 			return InflightSample{}, err
 		}
 		defer srv.Close()
 		target.URL = srv.URL
-		target.HTTPClient = countingHTTPClient(n, &t)
+		target.HTTPClient = countingHTTPClient(tr, n, &t, &dials)
 		defer target.HTTPClient.CloseIdleConnections()
 	}
 	c, err := Dial(ctx, kind, target)
@@ -153,5 +163,5 @@ func Inflight(ctx context.Context, kind Kind, tr Transport, bin string, n int) (
 		return InflightSample{}, fmt.Errorf("bench: first call: %w", err)
 	}
 	sent := t.arm(n)
-	return inflight(ctx, c, n, sent, tr == Stdio)
+	return inflight(ctx, c, n, sent, tr == Stdio, func() int { return int(dials.Load()) })
 }

@@ -80,15 +80,18 @@ func (r *Results) WriteTables(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 
-	for _, tr := range []Transport{Stdio, HTTP} {
+	for _, tr := range []Transport{Stdio, HTTP, H2C} {
 		k, ok := r.Inflight[tr]
 		if !ok {
 			continue
 		}
 		n := k[Ours].Calls
 		how := "one session, one pipe to a child `mcpspec testserver --transport stdio`"
-		if tr == HTTP {
-			how = fmt.Sprintf("one session, %d HTTP/1.1 connections to a child `mcpspec testserver --transport http`, fd limit %d", n, r.FileLimit)
+		switch tr {
+		case HTTP:
+			how = fmt.Sprintf("one session, %d HTTP/1.1 connections to a child `mcpspec testserver --transport http`, fd limit %d", k[Ours].Connections, r.FileLimit)
+		case H2C:
+			how = fmt.Sprintf("one session, HTTP/2 without TLS to a child `mcpspec testserver --transport http`: the calls are streams on %d connections", k[Ours].Connections)
 		}
 		fmt.Fprintf(w, "### Memory per in-flight call, %s × %d (%s; client process after GC, while all are pending, minus before)\n\n", tr, n, how)
 		header(w, "per in-flight call", "raw", "mcpspec", "go-sdk", "mcpspec / raw", "go-sdk / mcpspec")

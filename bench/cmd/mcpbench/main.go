@@ -20,6 +20,7 @@ func main() {
 	flag.IntVar(&cfg.Concurrency, "c", 32, "concurrent callers of the concurrent runs")
 	flag.IntVar(&cfg.InflightStdio, "inflight-stdio", 1000, "pending calls on one stdio session (-1 skips)")
 	flag.IntVar(&cfg.InflightHTTP, "inflight-http", 10000, "pending calls over Streamable HTTP (-1 skips)")
+	flag.IntVar(&cfg.InflightH2C, "inflight-h2c", 10000, "pending calls over Streamable HTTP on HTTP/2 without TLS (-1 skips)")
 	flag.StringVar(&cfg.Bin, "bin", "", "mcpspec binary to run as the server (default: build ./cmd/mcpspec)")
 	quiet := flag.Bool("q", false, "no progress lines on stderr")
 	flag.Parse()
