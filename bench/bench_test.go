@@ -97,7 +97,7 @@ func BenchmarkInflight(b *testing.B) {
 	}{{Stdio, 1000}, {HTTP, 10000}, {H2C, 10000}} {
 		for _, kind := range Kinds {
 			b.Run(fmt.Sprintf("%s=%d/%s", m.tr, m.n, kind), func(b *testing.B) {
-				var inuse, live float64
+				var inuse, live, conns float64
 				for range b.N {
 					s, err := Inflight(context.Background(), kind, m.tr, bin, m.n)
 					if err != nil {
@@ -105,9 +105,13 @@ func BenchmarkInflight(b *testing.B) {
 					}
 					inuse += s.PerCall()
 					live += s.LivePerCall()
+					conns += float64(s.Connections)
 				}
 				b.ReportMetric(inuse/float64(b.N), "B/inflight")
 				b.ReportMetric(live/float64(b.N), "live-B/inflight")
+				if m.tr != Stdio {
+					b.ReportMetric(conns/float64(b.N), "conns")
+				}
 			})
 		}
 	}

@@ -150,7 +150,11 @@ func Inflight(ctx context.Context, kind Kind, tr Transport, bin string, n int) (
 		}
 		defer srv.Close()
 		target.URL = srv.URL
-		target.HTTPClient = countingHTTPClient(tr, n, &t, &dials)
+		conns := n // HTTP/1.1: a connection per pending call
+		if tr == H2C {
+			conns = DefaultConnections // the pool of streamable's default client
+		}
+		target.HTTPClient = countingHTTPClient(tr, conns, &t, &dials)
 		defer target.HTTPClient.CloseIdleConnections()
 	}
 	c, err := Dial(ctx, kind, target)

@@ -88,7 +88,10 @@ func NewClient(connections int) *http.Client {
 // knowledge (h2c) to http:// URLs, HTTP/2 over TLS to https:// ones, never HTTP/1.1. Every
 // connection carries as many concurrent requests as the server's stream limit allows
 // (net/http's server allows 250) and another connection is opened when they are all busy, so
-// a call in flight costs a stream rather than a connection and its two goroutines.
+// a call in flight costs a stream rather than a connection and its two goroutines. For
+// HTTP/2, net/http's MaxConnsPerHost (connections) bounds only the dials in progress, not the
+// connections: a burst of requests past the stream limit opens more connections than the
+// limit strictly needs (in the bench, 10,000 calls at once opened 700–1,100 of them).
 func NewUnencryptedHTTP2Client(connections int) *http.Client {
 	tr := newTransport(connections)
 	var p http.Protocols
