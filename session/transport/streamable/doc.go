@@ -38,6 +38,14 @@
 // body larger than the frame limit, not valid UTF-8, or cut inside an event is delivered as a
 // Frame whose Err is a *[transport.FrameError].
 //
+// Connections. By default each Conn has its own client from [NewClient]: HTTP/1.1 keep-alive
+// connections (HTTP/2 over TLS where the server offers it), at most [Dialer.Connections] per
+// host, with [ConnBufferSize] read and write buffers instead of net/http's 4 KB each. Over
+// HTTP/1.1 every request in flight holds a connection (and net/http's two goroutines for it),
+// since a server answers a slow call on that call's own POST. [Dialer.UnencryptedHTTP2] speaks
+// HTTP/2 without TLS instead (h2c with prior knowledge, opt-in: the server must accept it), so
+// that requests in flight are streams sharing a few connections.
+//
 // [Auto] is a Dialer that also names the legacy HTTP+SSE transport (package sse) for the same
 // URL as its Fallback, for servers that reject the Streamable handshake with 400, 404 or 405.
 package streamable
