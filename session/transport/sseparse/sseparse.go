@@ -15,8 +15,13 @@ const DefaultMaxEventSize = 16 << 20
 // lineSlack is how much longer than the event limit one line may be (for its field name).
 const lineSlack = 64
 
-// readChunk is how many bytes the Reader asks its source for at once.
-const readChunk = 32 << 10
+// firstChunk and readChunk bound how many bytes the Reader asks its source for at once: it
+// starts small, since a waiting stream holds its buffer (one per pending call over Streamable
+// HTTP), and doubles whenever a read fills the buffer, up to readChunk.
+const (
+	firstChunk = 1 << 10
+	readChunk  = 32 << 10
+)
 
 // ErrTruncated is returned with the partial event when the stream ends before the blank line
 // that completes it. It wraps io.ErrUnexpectedEOF.
@@ -79,7 +84,7 @@ func NewReader(src io.Reader, maxEvent int) *Reader {
 	if maxEvent <= 0 {
 		maxEvent = DefaultMaxEventSize
 	}
-	return &Reader{src: src, max: maxEvent, buf: make([]byte, 0, readChunk)}
+	return &Reader{src: src, max: maxEvent}
 }
 
 // LastEventID is the stream's last event ID: the id of the last dispatched event, priming
@@ -305,9 +310,17 @@ func (r *Reader) checkBOM() bool {
 	return true
 }
 
-// fill replaces the consumed buffer with fresh bytes from the source.
+// fill replaces the consumed buffer with fresh bytes from the source. The buffer is allocated
+// on the first read and doubles (up to readChunk) after a read that filled it.
 func (r *Reader) fill() {
-	r.buf = r.buf[:cap(r.buf)]
+	switch c := cap(r.buf); {
+	case c == 0:
+		r.buf = make([]byte, firstChunk)
+	case len(r.buf) == c && c < readChunk:
+		r.buf = make([]byte, 2*c)
+	default:
+		r.buf = r.buf[:c]
+	}
 	n, err := r.src.Read(r.buf)
 	r.buf, r.off = r.buf[:n], 0
 	r.err = err

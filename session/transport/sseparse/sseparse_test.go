@@ -283,3 +283,37 @@ func FuzzReader(f *testing.F) {
 		parseAll(t, bytes.NewReader(in), 4)
 	})
 }
+
+// TestBufferGrowsOnDemand: a stream of small events keeps the first small buffer (a pending call
+// over Streamable HTTP holds it while it waits); a large burst grows it up to readChunk.
+func TestBufferGrowsOnDemand(t *testing.T) {
+	small := NewReader(strings.NewReader("id: 1\ndata:\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"), 0)
+	if _, err := small.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if got := cap(small.buf); got != firstChunk {
+		t.Errorf("small stream: buffer of %d bytes, want %d", got, firstChunk)
+	}
+	big := strings.Repeat("data: "+strings.Repeat("x", 1000)+"\n\n", 200)
+	r := NewReader(strings.NewReader(big), 0)
+	n := 0
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ev.Data) != 1000 {
+			t.Fatalf("event %d: %d bytes of data, want 1000", n, len(ev.Data))
+		}
+		n++
+	}
+	if n != 200 {
+		t.Errorf("%d events, want 200", n)
+	}
+	if got := cap(r.buf); got != readChunk {
+		t.Errorf("large stream: buffer of %d bytes, want it grown to %d", got, readChunk)
+	}
+}
