@@ -211,9 +211,9 @@ func (l limits) sendDeadline() (time.Time, Category) {
 // hungAt reports whether an answer at t came after the hang threshold.
 func (l limits) hungAt(t time.Time) bool { return !l.hangAt.IsZero() && t.After(l.hangAt) }
 
-// await waits for c's outcome. It returns the result or a classified failure; a Hang failure
-// comes with the late result as well.
-func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l limits) (json.RawMessage, time.Time, *Error) {
+// await waits for c's outcome and returns its classified failure, if any; the result and its
+// arrival stay in c (a Hang failure comes with the late result as well).
+func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l *limits) *Error {
 	timer := getTimer(time.Until(l.deadline))
 	defer putTimer(timer)
 
@@ -250,12 +250,13 @@ func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l limits) (js
 			<-c.done
 			return s.outcome(c, w, hung || l.hungAt(c.at))
 		}
-		return nil, time.Time{}, s.giveUp(ctx, c, w, why, blame)
+		return s.giveUp(ctx, c, w, why, blame)
 	}
 }
 
-// outcome reads a completed call.
-func (s *Session) outcome(c *call, w *waitSpec, hung bool) (json.RawMessage, time.Time, *Error) {
+// outcome classifies a completed call: its failure, or a Hang for a result that came late (the
+// result stays in c.result, nil for a failure).
+func (s *Session) outcome(c *call, w *waitSpec, hung bool) *Error {
 	if c.fail != nil {
 		e := c.fail
 		e.Method, e.ID = w.method, c.id
@@ -268,17 +269,17 @@ func (s *Session) outcome(c *call, w *waitSpec, hung bool) (json.RawMessage, tim
 			e.Hint = "answered after the hang threshold (" + s.opts.HangThreshold.String() + "); the error came late: " + string(e.Category)
 			e.Category = Hang
 		}
-		return nil, c.at, e
+		return e
 	}
 	if hung {
 		lat := c.at.Sub(c.sent)
-		return c.result, c.at, &Error{
+		return &Error{
 			Category: Hang, Method: w.method, ID: c.id, Elapsed: lat,
 			Message: "response arrived after the hang threshold (" + s.opts.HangThreshold.String() + ") within the grace period",
 			Hint:    "the server is slow under this load; the response is kept in Error.Response",
 		}
 	}
-	return c.result, c.at, nil
+	return nil
 }
 
 // giveUp classifies a call its caller abandoned and tells the server (legacy era).
@@ -367,24 +368,19 @@ func (s *Session) send(ctx context.Context, frame []byte) error {
 	return s.conn.Send(ctx, frame)
 }
 
-// roundTrip sends one pre-encoded request frame with id and waits for its outcome.
-func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *waitSpec, progress func(Progress)) (json.RawMessage, Timing, *Error) {
-	c := getCall(id)
-	c.progress = progress
-	if e := s.register(c); e != nil {
-		putCall(c)
-		e.Method, e.ID = w.method, id
-		return nil, Timing{}, e
+// roundTrip sends one pre-encoded request frame with id and waits for its outcome; it sets
+// out.Result (for a Hang failure too: the late result) and out.Timing.
+//
+// Its frame stays on the stack while the call waits (in Send over HTTP, in await otherwise),
+// so the work before and after the wait is done in functions of their own (pend, sendFailed),
+// whose frames are gone by then: see bench/README.md, "Why the HTTP/1.1 figure moves".
+func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *waitSpec, progress func(Progress), out *Response) *Error {
+	c, e := s.pend(id, frame, w, progress)
+	if e != nil {
+		return e
 	}
-	if w.ids != nil {
-		w.ids.Store(id)
-	}
-	if s.opts.OnFrame != nil {
-		s.opts.OnFrame(Sent, transport.Frame{Data: frame, At: time.Now()})
-	}
-	c.sent = time.Now()
 	l := s.limitsFor(ctx, c.sent, w)
-	sendBy, sendWhy := l.sendDeadline()
+	sendBy, _ := l.sendDeadline()
 	// Send runs under ctx bounded by sendBy. When ctx ends first anyway (a test's timeout
 	// shorter than the request's), ctx itself is that context and costs nothing more.
 	sctx, own := ctx, (*sendCtx)(nil)
@@ -393,7 +389,8 @@ func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *wait
 		sctx = own
 	}
 	var err error
-	if w.header != nil && s.headerConn != nil {
+	if s.headerConn != nil {
+		// Without headers (w.header nil) this is Send, one frame shallower over HTTP.
 		err = s.headerConn.SendWithHeader(sctx, frame, w.header)
 	} else {
 		err = s.conn.Send(sctx, frame)
@@ -405,52 +402,77 @@ func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *wait
 	if own != nil {
 		own.release()
 	}
-	var res json.RawMessage
-	var at time.Time
-	var e *Error
 	if err == nil {
-		res, at, e = s.await(ctx, c, w, l)
+		e = s.await(ctx, c, w, &l)
 	} else {
-		// The send failed: past its deadline or cancelled (HTTP), or the connection failed.
-		var why Category
-		if ended != nil {
-			switch {
-			case errors.Is(ctx.Err(), context.Canceled):
-				why = Cancelled
-			case ctx.Err() != nil:
-				why = Timeout
-			default:
-				why = sendWhy
-			}
-		}
-		owned, blame := s.take(c, why, w.quiet)
-		switch {
-		case !owned:
-			// A response (or the connection's end) beat the send error; take that outcome.
-			<-c.done
-			res, at, e = s.outcome(c, w, l.hungAt(c.at))
-		case why != "":
-			if cancelledBySend(err) {
-				// Dropping the POST was the cancellation (Streamable HTTP, stateless era).
-				quiet := *w
-				quiet.noCancel = true
-				w = &quiet
-			}
-			e = s.giveUp(ctx, c, w, why, blame)
-			if e.Err == nil {
-				e.Err = err
-			}
-		default:
-			e = s.classifySend(err)
-			e.Method, e.ID, e.Elapsed = w.method, id, time.Since(c.sent)
-		}
+		e = s.sendFailed(ctx, c, w, &l, err, ended)
 	}
-	t := Timing{Sent: c.sent}
-	if !at.IsZero() {
-		t.Received, t.Latency = at, at.Sub(c.sent)
+	// A completed call holds its result (nil for a failure) and arrival; a given-up one neither.
+	out.Result = c.result
+	out.Timing = Timing{Sent: c.sent}
+	if !c.at.IsZero() {
+		out.Timing.Received, out.Timing.Latency = c.at, c.at.Sub(c.sent)
 	}
 	putCall(c)
-	return res, t, e
+	return e
+}
+
+// pend makes id's call pending and shows frame to OnFrame; the call's sent time is then.
+func (s *Session) pend(id int64, frame []byte, w *waitSpec, progress func(Progress)) (*call, *Error) {
+	c := getCall(id)
+	c.progress = progress
+	if e := s.register(c); e != nil {
+		putCall(c)
+		e.Method, e.ID = w.method, id
+		return nil, e
+	}
+	if w.ids != nil {
+		w.ids.Store(id)
+	}
+	if s.opts.OnFrame != nil {
+		s.opts.OnFrame(Sent, transport.Frame{Data: frame, At: time.Now()})
+	}
+	c.sent = time.Now()
+	return c, nil
+}
+
+// sendFailed classifies call c whose Send failed with err: past its deadline or cancelled
+// (HTTP), or the connection failed. ended is the send context's error. As with await, an
+// outcome that won the race stays in c.
+func (s *Session) sendFailed(ctx context.Context, c *call, w *waitSpec, l *limits, err, ended error) *Error {
+	var why Category
+	if ended != nil {
+		switch {
+		case errors.Is(ctx.Err(), context.Canceled):
+			why = Cancelled
+		case ctx.Err() != nil:
+			why = Timeout
+		default:
+			_, why = l.sendDeadline()
+		}
+	}
+	owned, blame := s.take(c, why, w.quiet)
+	switch {
+	case !owned:
+		// A response (or the connection's end) beat the send error; take that outcome.
+		<-c.done
+		return s.outcome(c, w, l.hungAt(c.at))
+	case why != "":
+		if cancelledBySend(err) {
+			// Dropping the POST was the cancellation (Streamable HTTP, stateless era).
+			quiet := *w
+			quiet.noCancel = true
+			w = &quiet
+		}
+		e := s.giveUp(ctx, c, w, why, blame)
+		if e.Err == nil {
+			e.Err = err
+		}
+		return e
+	}
+	e := s.classifySend(err)
+	e.Method, e.ID, e.Elapsed = w.method, c.id, time.Since(c.sent)
+	return e
 }
 
 // failAll completes every pending call with a copy of e (the connection ended or Close).

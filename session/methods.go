@@ -173,45 +173,63 @@ func (s *Session) ListTools(ctx context.Context) ([]Tool, error) {
 // mismatch), the session lists the tools once and, if the tool turns out to be annotated,
 // sends the call once more with its headers: a test may call a tool it never listed.
 func (s *Session) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*ToolResult, error) {
+	// The encoding and the decoding are done in functions of their own, which keeps this
+	// frame small while the call waits (see [Session.roundTrip]).
 	bp := paramsPool.Get().(*[]byte)
 	defer paramsPool.Put(bp)
-	b := append((*bp)[:0], `{"name":`...)
-	b = appendString(b, name)
-	b = append(b, `,"arguments":`...)
-	argsAt := len(b)
-	var err error
-	if args == nil {
-		b = append(b, "{}"...)
-	} else if b, err = appendValue(b, args); err != nil {
-		*bp = b
-		return nil, fmt.Errorf("tools/call %s: encode arguments: %w", name, err)
+	var r request
+	arguments, known, err := s.toolCall(&r, bp, name, args, opts)
+	if err != nil {
+		return nil, err
 	}
-	argsEnd := len(b)
-	b = append(b, '}')
-	*bp = b
-	r := request{method: "tools/call", params: b, plain: true}
-	if opts != nil {
-		r.timeout, r.progress = opts.Timeout, opts.OnProgress
-	}
-	header, known := s.callHeaders(name, b[argsAt:argsEnd])
-	r.header = header
-	resp, e := s.run(ctx, &r)
+	var resp Response
+	e := s.run(ctx, &r, &resp)
 	if e != nil && e.Code == codeHeaderMismatch && !known {
 		// The server wants headers for a tool never listed: learn its schema, try once more.
 		if _, lerr := s.ListTools(ctx); lerr == nil {
-			if h, _ := s.callHeaders(name, b[argsAt:argsEnd]); h != nil {
+			if h, _ := s.callHeaders(name, arguments); h != nil {
 				r.header = h
-				resp, e = s.run(ctx, &r)
+				e = s.run(ctx, &r, &resp)
 			}
 		}
 	}
 	if e != nil {
 		return nil, e
 	}
-	tr, derr := decodeToolResult(resp.Result)
-	if derr != nil {
+	return toolResult(&resp)
+}
+
+// toolCall encodes the params of a tools/call of name with args into *bp and makes r its
+// request. arguments is the encoded arguments, known whether the last tools/list had the tool
+// (see [Session.callHeaders]).
+func (s *Session) toolCall(r *request, bp *[]byte, name string, args any, opts *CallOptions) (arguments []byte, known bool, err error) {
+	b := append((*bp)[:0], `{"name":`...)
+	b = appendString(b, name)
+	b = append(b, `,"arguments":`...)
+	argsAt := len(b)
+	if args == nil {
+		b = append(b, "{}"...)
+	} else if b, err = appendValue(b, args); err != nil {
+		*bp = b
+		return nil, false, fmt.Errorf("tools/call %s: encode arguments: %w", name, err)
+	}
+	arguments = b[argsAt:]
+	b = append(b, '}')
+	*bp = b
+	*r = request{method: "tools/call", params: b, plain: true}
+	if opts != nil {
+		r.timeout, r.progress = opts.Timeout, opts.OnProgress
+	}
+	r.header, known = s.callHeaders(name, arguments)
+	return arguments, known, nil
+}
+
+// toolResult decodes a tools/call response.
+func toolResult(resp *Response) (*ToolResult, error) {
+	tr, err := decodeToolResult(resp.Result)
+	if err != nil {
 		return nil, &Error{Category: ProtocolError, Method: "tools/call", ID: resp.ID, Elapsed: resp.Timing.Latency,
-			Message: "the tools/call result " + derr.Error(), Frame: excerpt(resp.Result)}
+			Message: "the tools/call result " + err.Error(), Frame: excerpt(resp.Result)}
 	}
 	tr.Timing = resp.Timing
 	return tr, nil
@@ -346,12 +364,13 @@ func (s *Session) RequestRaw(ctx context.Context, id int64, frame []byte, timeou
 	if timeout <= 0 {
 		timeout = s.opts.RequestTimeout
 	}
-	res, t, e := s.roundTrip(ctx, id, frame, &waitSpec{method: method, timeout: timeout}, nil)
+	var out Response
+	e := s.roundTrip(ctx, id, frame, &waitSpec{method: method, timeout: timeout}, nil, &out)
 	if e != nil {
-		if e.Category == Hang && res != nil {
-			e.Response = &Response{ID: id, Result: res, Timing: t, Attempts: 1}
+		if e.Category == Hang && out.Result != nil {
+			e.Response = &Response{ID: id, Result: out.Result, Timing: out.Timing, Attempts: 1}
 		}
 		return nil, e
 	}
-	return &Response{ID: id, Result: res, Timing: t, Attempts: 1}, nil
+	return &Response{ID: id, Result: out.Result, Timing: out.Timing, Attempts: 1}, nil
 }

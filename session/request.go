@@ -42,15 +42,18 @@ type request struct {
 
 // do runs r to completion. A Hang failure carries the late response in Error.Response.
 func (s *Session) do(ctx context.Context, r *request) (*Response, *Error) {
-	resp, e := s.run(ctx, r)
-	if e != nil {
+	resp := new(Response)
+	if e := s.run(ctx, r, resp); e != nil {
 		return nil, e
 	}
-	return &resp, nil
+	return resp, nil
 }
 
-// run is [Session.do] returning the response by value, for callers that keep only parts of it.
-func (s *Session) run(ctx context.Context, r *request) (Response, *Error) {
+// run is [Session.do] filling resp, for callers that keep only parts of it (resp is meaningful
+// only when run returns nil). Filling rather than returning a Response, and encoding each
+// attempt in a function of its own, keep this frame small while the call waits (see
+// [Session.roundTrip]).
+func (s *Session) run(ctx context.Context, r *request, resp *Response) *Error {
 	var (
 		extra                []byte
 		attempts, rounds     int
@@ -66,67 +69,82 @@ func (s *Session) run(ctx context.Context, r *request) (Response, *Error) {
 		id := s.nextID.Add(1)
 		attempts++
 		st := s.state.Load()
-		meta, gen, era := st.meta, st.gen, st.era
-		if r.noMeta || era != EraStateless {
-			meta = nil
-		}
-		var progressID int64
-		if r.progress != nil {
-			progressID = id
-		}
-		w.header = nil
-		if era == EraStateless {
-			w.header = r.header
-		}
-		frame := encodeRequest(id, r, meta, progressID, extra)
-		res, t, e := s.roundTrip(ctx, id, frame, &w, r.progress)
+		frame := r.encode(id, st, extra, &w)
+		e := s.roundTrip(ctx, id, frame, &w, r.progress, resp)
 		if first.IsZero() {
-			first = t.Sent
+			first = resp.Timing.Sent
 		}
 		if e != nil {
-			if !r.noRetry && !reinit && sessionGone(e) && era == EraLegacy {
+			if !r.noRetry && !reinit && sessionGone(e) && st.era == EraLegacy {
 				reinit = true
-				if err := s.reinitialize(ctx, gen); err == nil {
+				if err := s.reinitialize(ctx, st.gen); err == nil {
 					continue
 				}
 			}
-			if !r.noRetry && !versionRetry && e.Code == -32022 && era == EraStateless {
+			if !r.noRetry && !versionRetry && e.Code == -32022 && st.era == EraStateless {
 				versionRetry = true
 				if s.adoptVersion(e.Data) {
 					continue
 				}
 			}
-			if e.Category == Hang && res != nil {
-				e.Response = &Response{ID: id, Result: res, Timing: span(first, t), Attempts: attempts}
+			if e.Category == Hang && resp.Result != nil {
+				e.Response = &Response{ID: id, Result: resp.Result, Timing: resp.Timing, Attempts: attempts}
+				e.Response.Timing.spanFrom(first)
 			}
-			return Response{}, e
+			return e
 		}
-		if era == EraStateless && needsInput(res) {
+		if st.era == EraStateless && needsInput(resp.Result) {
 			rounds++
-			if rounds > maxMRTR {
-				return Response{}, &Error{Category: ServerError, Method: r.method, ID: id, Elapsed: time.Since(first),
-					Message: "the server kept answering input_required after " + strconv.Itoa(maxMRTR) + " rounds"}
-			}
-			var e *Error
-			if extra, e = s.inputResponses(res); e != nil {
+			if extra, e = s.nextRound(resp.Result, rounds); e != nil {
 				e.Method, e.ID, e.Elapsed = r.method, id, time.Since(first)
-				return Response{}, e
+				return e
 			}
 			continue
 		}
-		return Response{ID: id, Result: res, Timing: span(first, t), Attempts: attempts}, nil
+		resp.ID, resp.Attempts = id, attempts
+		resp.Timing.spanFrom(first)
+		return nil
 	}
 }
 
-func span(first time.Time, last Timing) Timing {
-	if first.IsZero() {
-		first = last.Sent
+// encode encodes the attempt of r with id under the negotiated state st (the stateless era's
+// `_meta`, a progress token, MRTR's extra members) and sets w's headers for it.
+func (r *request) encode(id int64, st *negotiated, extra []byte, w *waitSpec) []byte {
+	meta := st.meta
+	if r.noMeta || st.era != EraStateless {
+		meta = nil
 	}
-	t := Timing{Sent: first, Received: last.Received}
+	var progressID int64
+	if r.progress != nil {
+		progressID = id
+	}
+	w.header = nil
+	if st.era == EraStateless {
+		w.header = r.header
+	}
+	return encodeRequest(id, r, meta, progressID, extra)
+}
+
+// nextRound answers the input_required result res of MRTR round rounds (see
+// [Session.inputResponses]), or fails once the rounds are past maxMRTR.
+func (s *Session) nextRound(res []byte, rounds int) ([]byte, *Error) {
+	if rounds > maxMRTR {
+		return nil, &Error{Category: ServerError,
+			Message: "the server kept answering input_required after " + strconv.Itoa(maxMRTR) + " rounds"}
+	}
+	return s.inputResponses(res)
+}
+
+// spanFrom stretches t, the last attempt's timing, back to first, the first attempt's send
+// (zero: t stays).
+func (t *Timing) spanFrom(first time.Time) {
+	if first.IsZero() {
+		return
+	}
+	t.Sent = first
 	if !t.Received.IsZero() {
 		t.Latency = t.Received.Sub(first)
 	}
-	return t
 }
 
 // encodeRequest builds the request frame.

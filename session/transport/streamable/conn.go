@@ -223,59 +223,88 @@ func neverStarted() bool { return true }
 // Delivering blocks while Recv's queue is full, so Send needs a concurrent Recv (the session
 // has its reader).
 func (c *Conn) Send(ctx context.Context, frame []byte) error {
-	return c.send(ctx, frame, nil)
-}
-
-// SendWithHeader is [Conn.Send] with header's fields added to this one POST, after the
-// derived headers (see [transport.HeaderSender]): the session passes the Mcp-Param-* headers of
-// a tools/call in the stateless era this way.
-func (c *Conn) SendWithHeader(ctx context.Context, frame []byte, header http.Header) error {
-	return c.send(ctx, frame, header)
+	return c.SendWithHeader(ctx, frame, nil)
 }
 
 var _ transport.HeaderSender = (*Conn)(nil)
 
-func (c *Conn) send(ctx context.Context, frame []byte, extra http.Header) error {
+// post is one POST in flight: what SendWithHeader needs once the answer's status arrives. It
+// lives in SendWithHeader's frame, filled by newPost and read by answer, so that the frames on
+// the stack while the POST waits for its status stay small: how much stack the waiting callers
+// use sets the stack size the runtime gives new goroutines, net/http's connection goroutines
+// among them (see bench/README.md, "Why the HTTP/1.1 figure moves").
+type post struct {
+	env       envelope
+	reqCtx    context.Context
+	cancelReq context.CancelFunc
+	// stop stops watching Send's ctx; it reports false when ctx already ended.
+	stop func() bool
+	f    *inflight
+	sid  string
+}
+
+// end ends the request in Send's goroutine: stop watching ctx, abort whatever is left of the
+// POST and forget it.
+func (c *Conn) end(p *post) {
+	p.stop()
+	p.cancelReq()
+	c.untrack(p.f)
+}
+
+// SendWithHeader is [Conn.Send] with extra's fields added to this one POST, after the derived
+// headers (see [transport.HeaderSender]): the session passes the Mcp-Param-* headers of a
+// tools/call in the stateless era this way, and sends every request with it (extra nil: Send).
+func (c *Conn) SendWithHeader(ctx context.Context, frame []byte, extra http.Header) error {
 	if c.ctx.Err() != nil {
 		return transport.ErrClosed
 	}
-	env := peek(frame)
-	reqCtx, cancelReq := context.WithCancel(c.ctx)
-	stop := afterFunc(ctx, cancelReq)
-	f := c.track(env, cancelReq)
-	// done ends the request in Send's goroutine: stop watching ctx, abort whatever is left of
-	// the POST and forget it.
-	done := func() {
-		stop()
-		cancelReq()
-		c.untrack(f)
-	}
-	req, sid, err := c.newRequest(reqCtx, http.MethodPost, frame)
+	var p post
+	req, err := c.newPost(ctx, &p, frame, extra)
 	if err != nil {
-		done()
-		return fmt.Errorf("streamable: POST: %w", err)
+		return err
 	}
+	resp, err := c.do(req)
+	return c.answer(ctx, &p, resp, err)
+}
+
+// newPost builds the POST of frame and starts tracking it in p.
+func (c *Conn) newPost(ctx context.Context, p *post, frame []byte, extra http.Header) (*http.Request, error) {
+	p.env = peek(frame)
+	p.reqCtx, p.cancelReq = context.WithCancel(c.ctx)
+	p.stop = afterFunc(ctx, p.cancelReq)
+	p.f = c.track(p.env, p.cancelReq)
+	req, sid, err := c.newRequest(p.reqCtx, http.MethodPost, frame)
+	if err != nil {
+		c.end(p)
+		return nil, fmt.Errorf("streamable: POST: %w", err)
+	}
+	p.sid = sid
 	h := req.Header
 	h["Content-Type"] = contentTypeJSON
 	h["Accept"] = acceptBoth
-	if env.methodHeader != nil {
-		h["Mcp-Method"] = env.methodHeader
-	} else if env.Method != "" && headerSafe(env.Method) {
-		h["Mcp-Method"] = []string{env.Method}
+	if p.env.methodHeader != nil {
+		h["Mcp-Method"] = p.env.methodHeader
+	} else if p.env.Method != "" && headerSafe(p.env.Method) {
+		h["Mcp-Method"] = []string{p.env.Method}
 	}
-	if name := c.mcpName(env.nameToken()); name != nil {
+	if name := c.mcpName(p.env.nameToken()); name != nil {
 		h["Mcp-Name"] = name
 	}
 	for k, vs := range extra {
 		h[k] = vs
 	}
-	resp, err := c.client.Do(req)
+	return req, nil
+}
+
+// answer finishes a POST once do returned: it reads a JSON answer, or starts reading an SSE
+// stream, or turns a failure into Send's error.
+func (c *Conn) answer(ctx context.Context, p *post, resp *http.Response, err error) error {
 	if err != nil {
-		done()
+		c.end(p)
 		switch {
 		case c.ctx.Err() != nil:
 			return transport.ErrClosed
-		case f.wasCancelled():
+		case p.f.wasCancelled():
 			return &cancelledError{err: context.Canceled}
 		case ctx.Err() != nil:
 			return c.abandoned(ctx.Err())
@@ -285,30 +314,32 @@ func (c *Conn) send(ctx context.Context, frame []byte, extra http.Header) error 
 	c.noteSession(resp.Header)
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		serr := c.statusError(resp, sid)
-		done()
+		serr := c.statusError(resp, p.sid)
+		c.end(p)
 		return serr
 	}
+	env := p.env
 	if isEventStream(resp.Header.Get("Content-Type")) && resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
-		if !stop() {
+		if !p.stop() {
 			// ctx ended just as the status arrived: the request was cancelled.
 			resp.Body.Close()
-			done()
+			c.end(p)
 			return c.abandoned(ctx.Err())
 		}
 		env.ID = bytes.Clone(env.ID) // the stream outlives the caller's frame
+		reqCtx, cancelReq, f := p.reqCtx, p.cancelReq, p.f
 		if !c.spawn(func() {
 			defer c.untrack(f)
 			defer cancelReq()
 			c.readStream(reqCtx, cancelReq, resp.Body, env, f)
 		}) {
 			resp.Body.Close()
-			done()
+			c.end(p)
 			return transport.ErrClosed
 		}
 	} else {
-		err := c.readAnswer(ctx, cancelReq, resp, env.isRequest(), f)
-		done()
+		err := c.readAnswer(ctx, p.cancelReq, resp, env.isRequest(), p.f)
+		c.end(p)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 // seen is one request as the test server received it.
 type seen struct {
 	Method string // HTTP method
+	Path   string // URL path
 	Proto  string // HTTP version, e.g. HTTP/1.1
 	Remote string // the client's address: one per connection
 	Header http.Header
@@ -48,7 +49,7 @@ func startServer(t *testing.T, protocols *http.Protocols, h func(w http.Response
 	s := &server{}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var rec seen
-		rec.Method, rec.Proto, rec.Remote, rec.Header = r.Method, r.Proto, r.RemoteAddr, r.Header.Clone()
+		rec.Method, rec.Path, rec.Proto, rec.Remote, rec.Header = r.Method, r.URL.Path, r.Proto, r.RemoteAddr, r.Header.Clone()
 		rec.Body, _ = io.ReadAll(r.Body)
 		_ = json.Unmarshal(rec.Body, &rec.RPC)
 		s.mu.Lock()
