@@ -208,6 +208,16 @@ func (l limits) sendDeadline() (time.Time, Category) {
 	return l.deadline, Timeout
 }
 
+// lapsedAt is the category of a call whose wait ran out at now: Deadlock when the end of the hang
+// grace came first and has passed, else Timeout. The deadlines decide, not which timer a select
+// happened to see first (after a stall of the waiting goroutine both may be ready at once).
+func (l limits) lapsedAt(now time.Time) Category {
+	if !l.hangEnd.IsZero() && l.hangEnd.Before(l.deadline) && !now.Before(l.hangEnd) {
+		return Deadlock
+	}
+	return Timeout
+}
+
 // hungAt reports whether an answer at t came after the hang threshold.
 func (l limits) hungAt(t time.Time) bool { return !l.hangAt.IsZero() && t.After(l.hangAt) }
 
@@ -233,17 +243,17 @@ func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l *limits) *E
 		case <-ctx.Done():
 			why = Cancelled
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				why = Timeout
+				why = l.lapsedAt(time.Now())
 			}
 		case <-timer.C:
-			why = Timeout
+			why = l.lapsedAt(time.Now())
 		case <-hangC:
 			if !hung {
 				hung = true
 				hangT.Reset(time.Until(l.hangEnd))
 				continue
 			}
-			why = Deadlock
+			why = l.lapsedAt(time.Now())
 		}
 		owned, blame := s.take(c, why, w.quiet)
 		if !owned {
