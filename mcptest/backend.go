@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // handler answers one decoded request. It returns nil to write nothing (a notification, or a
@@ -36,6 +37,7 @@ type sessionState struct {
 	version     string
 	logLevel    string
 	clientCaps  map[string]json.RawMessage // the capabilities initialize declared
+	tasks       *taskStore                 // the session's tasks (Options.Tasks), created on first use
 }
 
 func (s *sessionState) setClientCapabilities(caps map[string]json.RawMessage) {
@@ -92,6 +94,9 @@ type Backend struct {
 	crashes, malformed, leaked, sessions       atomic.Int64
 	resumes                                    atomic.Int64
 
+	// jobs counts the running jobs of tasks (Options.Tasks); Close waits for them.
+	jobs sync.WaitGroup
+
 	faults faultState
 }
 
@@ -123,9 +128,21 @@ func newBackend(opts *Options) (*Backend, error) {
 	return b, nil
 }
 
-// Close ends every call the Backend is holding (hung calls, slow calls, open streams). It does
-// not wait; the transports that own the connections do.
-func (b *Backend) Close() { b.cancel() }
+// Close ends every call the Backend is holding (hung calls, slow calls, open streams, the jobs
+// of tasks). It waits for the jobs of tasks, which end at once, up to closeWait; the transports
+// that own the connections wait for the rest.
+func (b *Backend) Close() {
+	b.cancel()
+	done := make(chan struct{})
+	go func() { b.jobs.Wait(); close(done) }()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		b.log.Error("mcptest: task jobs still running after close")
+	}
+}
 
 // Stats returns a snapshot of the counters.
 func (b *Backend) Stats() Stats {
@@ -281,6 +298,14 @@ func (d *dispatcher) route(c *call) (any, *rpcError) {
 		return b.complete(c)
 	case "logging/setLevel":
 		return b.setLevel(c)
+	case "tasks/get":
+		return b.getTask(c)
+	case "tasks/result":
+		return b.taskResult(c)
+	case "tasks/list":
+		return b.listTasks(c)
+	case "tasks/cancel":
+		return b.cancelTask(c)
 	}
 	return nil, newError(CodeMethodNotFound, "method not found: %s", c.req.Method)
 }
@@ -320,9 +345,13 @@ func (b *Backend) initialize(c *call) (any, *rpcError) {
 		version = p.ProtocolVersion
 	}
 	c.peer.session().setInitialized(version)
+	caps := b.capabilities(false)
+	if b.opts.Tasks && version == LatestLegacyVersion {
+		caps["tasks"] = tasksCapability()
+	}
 	return map[string]any{
 		"protocolVersion": version,
-		"capabilities":    b.capabilities(false),
+		"capabilities":    caps,
 		"serverInfo":      serverInfo(),
 		"instructions":    instructions,
 	}, nil

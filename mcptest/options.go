@@ -108,6 +108,11 @@ type Options struct {
 	// and -Shard, or it is answered HTTP 400 with -32020, as a Go SDK server answers. Off by
 	// default, so the tool list stays the same.
 	ParamHeaders bool
+	// Tasks turns on the tasks utility of 2025-11-25 (experimental) in legacy sessions that
+	// negotiate 2025-11-25: the tasks capability (list, cancel, requests.tools.call), the tool
+	// job (execution.taskSupport "required"), slow marked "optional", and tasks/get,
+	// tasks/result, tasks/list and tasks/cancel. Off by default, so the tool list stays the same.
+	Tasks bool
 }
 
 // validate reports the first invalid field.

@@ -121,7 +121,7 @@ func (b *Backend) checkParamHeaders(h http.Header, req *request) *rpcError {
 		return nil
 	}
 	var found *tool
-	for _, t := range b.visibleTools(true) {
+	for _, t := range b.visibleTools(true, false) {
 		if t.Name == p.Name {
 			found = t
 		}

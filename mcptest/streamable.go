@@ -106,8 +106,12 @@ func (p *httpPeer) request(ctx context.Context, method string, params any) (json
 }
 
 // needsStream reports whether a legacy-session request must be answered as an event stream
-// whatever the options say: a tools/call of a tool that sends the client requests.
+// whatever the options say: a tools/call of a tool that sends the client requests, and
+// tasks/result, which carries the requests of a task's job.
 func needsStream(req *request) bool {
+	if req.Method == "tasks/result" {
+		return true // it carries the requests a task's job sends the client
+	}
 	if req.Method != "tools/call" {
 		return false
 	}

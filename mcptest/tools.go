@@ -20,6 +20,7 @@ type toolResult struct {
 	ResultType        string         `json:"resultType,omitempty"`
 	InputRequests     map[string]any `json:"inputRequests,omitempty"`
 	RequestState      string         `json:"requestState,omitempty"`
+	Meta              map[string]any `json:"_meta,omitempty"`
 }
 
 // content is one text content block.
@@ -52,6 +53,7 @@ type callParams struct {
 	Arguments      json.RawMessage            `json:"arguments"`
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
 	RequestState   *string                    `json:"requestState"`
+	Task           *taskArgs                  `json:"task"`
 }
 
 // tool is one tool: what tools/list shows and the function tools/call runs.
@@ -62,6 +64,7 @@ type tool struct {
 	InputSchema  map[string]any `json:"inputSchema"`
 	OutputSchema map[string]any `json:"outputSchema,omitempty"`
 	Annotations  map[string]any `json:"annotations,omitempty"`
+	Execution    map[string]any `json:"execution,omitempty"`
 
 	statelessOnly bool
 	legacyOnly    bool // sends the client requests, which the stateless era does not have
@@ -154,11 +157,27 @@ func tools() []*tool {
 	}
 }
 
-func (b *Backend) visibleTools(stateless bool) []*tool {
+// taskSupport returns the tool's execution.taskSupport, "" when it has none.
+func (t *tool) taskSupport() string {
+	s, _ := t.Execution["taskSupport"].(string)
+	return s
+}
+
+// visibleTools returns the tools of an era; tasks adds the job tool and marks slow optional
+// ([Options.Tasks] in a 2025-11-25 session).
+func (b *Backend) visibleTools(stateless, tasks bool) []*tool {
 	var out []*tool
 	all := tools()
 	if b.opts.ParamHeaders {
 		all = append(all, routeTool())
+	}
+	if tasks {
+		for _, t := range all {
+			if t.Name == "slow" {
+				t.Execution = map[string]any{"taskSupport": "optional"}
+			}
+		}
+		all = append(all, jobTool())
 	}
 	for _, t := range all {
 		if (t.statelessOnly && !stateless) || (t.legacyOnly && stateless) {
@@ -170,7 +189,7 @@ func (b *Backend) visibleTools(stateless bool) []*tool {
 }
 
 func (b *Backend) listTools(c *call) (any, *rpcError) {
-	list, next, err := page(b.visibleTools(c.stateless), c.req.Params, b.opts.PageSize, "tools")
+	list, next, err := page(b.visibleTools(c.stateless, b.tasksOn(c)), c.req.Params, b.opts.PageSize, "tools")
 	if err != nil {
 		return nil, err
 	}
@@ -186,8 +205,9 @@ func (b *Backend) callTool(c *call) (any, *rpcError) {
 	if err := unmarshalParams(c.req.Params, &p); err != nil {
 		return nil, err
 	}
+	tasks := b.tasksOn(c)
 	var found *tool
-	for _, t := range b.visibleTools(c.stateless) {
+	for _, t := range b.visibleTools(c.stateless, tasks) {
 		if t.Name == p.Name {
 			found = t
 		}
@@ -200,6 +220,17 @@ func (b *Backend) callTool(c *call) (any, *rpcError) {
 		return toolError(fmt.Sprintf("invalid arguments for tool %q: %v", p.Name, err)), nil
 	}
 	tc := &toolCall{call: c, args: a, token: metaOf(c.req.Params).ProgressToken, params: p}
+	if tasks {
+		// A receiver without tasks processes the call normally, ignoring params.task.
+		switch ts := found.taskSupport(); {
+		case p.Task != nil && (ts == "required" || ts == "optional"):
+			return b.startTask(tc, found, p.Task)
+		case p.Task != nil:
+			return nil, newError(CodeMethodNotFound, "tool %q does not support task augmentation (taskSupport forbidden)", p.Name)
+		case ts == "required":
+			return nil, newError(CodeMethodNotFound, "tool %q requires task augmentation (taskSupport: 'required')", p.Name)
+		}
+	}
 	res, rerr := found.run(b, tc)
 	if rerr != nil {
 		return nil, rerr
@@ -345,4 +376,66 @@ func runFlaky(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
 		}
 	}
 	return textResult(fmt.Sprintf("flaky success (roll=%.4f >= rate=%.4f)", roll, rate)), nil
+}
+
+// jobTool is the tool that must run as a task ([Options.Tasks]).
+func jobTool() *tool {
+	return &tool{
+		Name: "job", Title: "Job", Description: "Works for the given milliseconds as a task (taskSupport required); can ask the client for input, fail, or fail as a tool error.",
+		InputSchema: objectSchema(map[string]any{
+			"milliseconds": map[string]any{"type": "integer", "minimum": 0, "maximum": MaxSlowMilliseconds, "default": 100, "description": "How long the job works."},
+			"fail":         map[string]any{"type": "boolean", "default": false, "description": "Fail with a JSON-RPC error at the end (the task ends failed)."},
+			"as_tool":      map[string]any{"type": "boolean", "default": false, "description": "With fail: fail with an isError result instead."},
+			"ask":          map[string]any{"type": "boolean", "default": false, "description": "Halfway, ask the client (elicitation/create) through tasks/result; the task is input_required meanwhile."},
+			"poll_ms":      map[string]any{"type": "integer", "minimum": 1, "maximum": 10000, "description": "The pollInterval the task suggests (default 50)."},
+		}),
+		Execution: map[string]any{"taskSupport": "required"},
+		run:       runJob,
+	}
+}
+
+func runJob(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
+	ms, err := tc.args.integer("milliseconds", false, 100)
+	if err != nil {
+		return invalidArgs("job", err)
+	}
+	if ms < 0 {
+		return invalidArgs("job", fmt.Errorf("milliseconds must be >= 0, got %d", ms))
+	}
+	ms = min(ms, MaxSlowMilliseconds)
+	fail, err := tc.args.boolean("fail", false)
+	if err != nil {
+		return invalidArgs("job", err)
+	}
+	asTool, err := tc.args.boolean("as_tool", false)
+	if err != nil {
+		return invalidArgs("job", err)
+	}
+	ask, err := tc.args.boolean("ask", false)
+	if err != nil {
+		return invalidArgs("job", err)
+	}
+	start := time.Now()
+	half := start.Add(time.Duration(ms/2) * time.Millisecond)
+	if err := sleepUntil(tc.ctx, half); err != nil {
+		return nil, newError(CodeRequestTimeout, "job: stopped after %dms: %v", time.Since(start).Milliseconds(), err)
+	}
+	text := ""
+	if ask {
+		r := askClient(tc, "job", "elicitation", "job needs input")
+		if r.IsError {
+			return r, nil
+		}
+		text = "; the client answered " + r.Content[0].Text
+	}
+	if err := sleepUntil(tc.ctx, start.Add(time.Duration(ms)*time.Millisecond)); err != nil {
+		return nil, newError(CodeRequestTimeout, "job: stopped after %dms: %v", time.Since(start).Milliseconds(), err)
+	}
+	switch {
+	case fail && asTool:
+		return toolError("job failed on purpose"), nil
+	case fail:
+		return nil, newError(CodeServerError, "job failed on purpose")
+	}
+	return textResult(fmt.Sprintf("job done after %dms%s", ms, text)), nil
 }

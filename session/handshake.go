@@ -406,7 +406,8 @@ func (s *Session) adoptInit(ctx context.Context, res *initializeResult) error {
 	s.stateMu.Lock()
 	old := s.state.Load()
 	s.state.Store(&negotiated{era: EraLegacy, version: res.ProtocolVersion, serverInfo: res.ServerInfo,
-		serverCaps: res.Capabilities, instructions: res.Instructions, gen: old.gen + 1})
+		serverCaps: res.Capabilities, instructions: res.Instructions, gen: old.gen + 1,
+		toolTasks: declaresToolTasks(res.Capabilities)})
 	s.stateMu.Unlock()
 	s.tellVersion(res.ProtocolVersion)
 	return s.notify(ctx, "notifications/initialized", nil)

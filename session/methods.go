@@ -172,6 +172,22 @@ func (s *Session) ListTools(ctx context.Context) ([]Tool, error) {
 // that listing did not have. When the server rejects such a call with -32020 (header
 // mismatch), the session lists the tools once and, if the tool turns out to be annotated,
 // sends the call once more with its headers: a test may call a tool it never listed.
+//
+// Tasks (2025-11-25, experimental). With CallOptions.Task, or for a tool whose
+// execution.taskSupport is "required" in the last [Session.ListTools] on a server that
+// declared tasks.requests.tools.call, the call is made as a task: tools/call with params.task,
+// then tasks/get every pollInterval the server suggests (within [MinTaskPollInterval] and
+// [MaxTaskPollInterval]; sooner when a notifications/tasks/status for the task arrives) until
+// the task is terminal, then tasks/result; a task that asks for input (input_required) gets
+// tasks/result at once, which brings the server's requests (elicitation, sampling) to the
+// session's canned replies and answers when the task ends. The result is the tool result as a
+// plain call would return it; its Timing spans the whole flow, which the call's timeout bounds.
+// A task that failed with an isError result returns that result; one that failed otherwise, or
+// that the server cancelled, fails as ServerError with the task's statusMessage. When ctx is
+// cancelled or the timeout passes, the task is cancelled at the server with tasks/cancel (best
+// effort, at most a second) and the call fails as Cancelled or Timeout. A CreateTaskResult
+// whose task is invalid (no taskId, an unknown status …) fails as ProtocolError; a plain tool
+// result instead means the server ran the call directly, and is returned as such.
 func (s *Session) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*ToolResult, error) {
 	// The encoding and the decoding are done in functions of their own, which keeps this
 	// frame small while the call waits (see [Session.roundTrip]).
@@ -181,6 +197,9 @@ func (s *Session) CallTool(ctx context.Context, name string, args any, opts *Cal
 	arguments, known, err := s.toolCall(&r, bp, name, args, opts)
 	if err != nil {
 		return nil, err
+	}
+	if t := s.taskFor(name, opts); t != nil {
+		return s.callToolTask(ctx, &r, name, t)
 	}
 	var resp Response
 	e := s.run(ctx, &r, &resp)

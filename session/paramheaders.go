@@ -306,32 +306,49 @@ func needsBase64(s string) bool {
 	return strings.HasPrefix(s, base64Prefix) && strings.HasSuffix(s, base64Suffix)
 }
 
-// toolHeaders maps tool names to their Mcp-Param-* bindings: nil for a tool without
-// annotations or whose annotations are invalid. Read-only once stored.
-type toolHeaders map[string][]paramBinding
+// toolCache is what the session keeps from the last complete tools/list: each tool's
+// Mcp-Param-* bindings (connections that send per-frame headers only) and the task support of
+// the tools that declare one. Replaced whole, never modified once stored.
+type toolCache struct {
+	// headers maps tool names to their bindings: nil for a tool without annotations or whose
+	// annotations are invalid; the map itself is nil on connections without per-frame headers.
+	headers map[string][]paramBinding
+	// tasks maps the names of tools whose execution.taskSupport is "required" or "optional"
+	// to that value; nil when no tool of the listing declares either, so that a call of a plain
+	// tool costs one nil check.
+	tasks map[string]string
+}
 
-// noteTools remembers the parameter-header bindings of a complete tools/list, replacing the
-// previous listing; only connections that send per-frame headers need them.
+// noteTools remembers the parameter-header bindings and the task support of a complete
+// tools/list, replacing the previous listing.
 func (s *Session) noteTools(tools []Tool) {
-	if s.headerConn == nil {
-		return
+	var c toolCache
+	if s.headerConn != nil {
+		c.headers = make(map[string][]paramBinding, len(tools))
 	}
-	m := make(toolHeaders, len(tools))
 	for _, t := range tools {
-		b, _ := paramBindings(t.InputSchema) // an invalid tool gets no headers, as in the SDK
-		m[t.Name] = b
+		if c.headers != nil {
+			b, _ := paramBindings(t.InputSchema) // an invalid tool gets no headers, as in the SDK
+			c.headers[t.Name] = b
+		}
+		if ts := t.taskSupport(); ts == TaskSupportRequired || ts == TaskSupportOptional {
+			if c.tasks == nil {
+				c.tasks = make(map[string]string)
+			}
+			c.tasks[t.Name] = ts
+		}
 	}
-	s.tools.Store(&m)
+	s.tools.Store(&c)
 }
 
 // toolBindings returns the bindings of the named tool from the last tools/list, and whether
 // that listing had the tool.
 func (s *Session) toolBindings(name string) ([]paramBinding, bool) {
 	m := s.tools.Load()
-	if m == nil {
+	if m == nil || m.headers == nil {
 		return nil, false
 	}
-	b, ok := (*m)[name]
+	b, ok := m.headers[name]
 	return b, ok
 }
 

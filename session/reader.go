@@ -255,8 +255,12 @@ func (s *Session) notification(env *envelope, f transport.Frame) {
 	if !env.jsonrpcOK() {
 		s.finding(Finding{Category: ProtocolError, Message: "notification " + strconv.Quote(method) + " with jsonrpc " + describe(env.jsonrpc), Frame: excerpt(f.Data), At: f.At})
 	}
-	if method == "notifications/progress" && env.params != nil {
+	switch {
+	case env.params == nil:
+	case method == "notifications/progress":
 		s.progress(env.params)
+	case method == "notifications/tasks/status":
+		s.taskStatus(env.params)
 	}
 	if s.opts.OnNotification != nil {
 		s.opts.OnNotification(Notification{Method: method, Params: env.params, At: f.At})
@@ -310,6 +314,9 @@ func (s *Session) serverRequest(env *envelope, f transport.Frame) {
 		s.finding(Finding{Category: ProtocolError, Message: "request " + strconv.Quote(method) + " with jsonrpc " + describe(env.jsonrpc), Frame: excerpt(f.Data), At: f.At})
 	}
 	result, code, msg := s.answer(method)
+	if code == 0 && env.params != nil {
+		result = withRelatedTask(result, env.params)
+	}
 	b := make([]byte, 0, 64+len(id)+len(result)+len(msg))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
@@ -362,6 +369,29 @@ func (s *Session) answer(method string) (json.RawMessage, int, string) {
 		return nil, -32601, "elicitation/create: this client declared no elicitation capability (no canned elicitation reply configured)"
 	}
 	return nil, -32601, "method not found: " + strconv.Quote(method)
+}
+
+// withRelatedTask returns result with the related-task `_meta` of a server request's params
+// added: an answer to a request a task made carries the task's id, as 2025-11-25 asks of every
+// message related to a task. Without one, result is returned unchanged.
+func withRelatedTask(result json.RawMessage, params []byte) json.RawMessage {
+	var related []byte
+	_ = eachMember(params, func(k, v []byte) {
+		if keyIs(k, "_meta") {
+			_ = eachMember(v, func(mk, mv []byte) {
+				if keyIs(mk, RelatedTaskMetaKey) {
+					related = mv
+				}
+			})
+		}
+	})
+	if related == nil {
+		return result
+	}
+	meta := appendString(nil, RelatedTaskMetaKey)
+	meta = append(meta, ':')
+	meta = append(meta, related...)
+	return appendParams(nil, result, false, meta, 0, nil)
 }
 
 func (s *Session) rootsResult() json.RawMessage {

@@ -142,9 +142,15 @@ type Session struct {
 	// stateMu serializes writers of state.
 	stateMu sync.Mutex
 
-	// tools maps the tools of the last complete [Session.ListTools] to their Mcp-Param-*
-	// bindings (connections with a headerConn only); replaced whole, never modified.
-	tools atomic.Pointer[toolHeaders]
+	// tools holds what the last complete [Session.ListTools] said about each tool: its
+	// Mcp-Param-* bindings (connections with a headerConn only) and its task support; replaced
+	// whole, never modified.
+	tools atomic.Pointer[toolCache]
+
+	// taskMu guards taskWake: the channels of task-augmented calls waiting to poll, by task
+	// id, which a notifications/tasks/status for that task wakes early.
+	taskMu   sync.Mutex
+	taskWake map[string]chan struct{}
 
 	// reinitMu serializes re-initialization after an HTTP 404 for a lost session.
 	reinitMu sync.Mutex
@@ -169,6 +175,9 @@ type negotiated struct {
 	instructions string
 	meta         []byte // stateless era: the `_meta` members every request carries (no braces)
 	gen          uint64 // handshake generation, bumped by each initialize
+	// toolTasks says the server declared capabilities.tasks.requests.tools.call (legacy era):
+	// tools/call may then be augmented with a task.
+	toolTasks bool
 }
 
 // Open dials d, detects the protocol era (unless opts pins a version), performs the handshake

@@ -50,8 +50,36 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Execution holds the tool's execution properties (2025-11-25), nil when absent.
+	Execution *ToolExecution `json:"execution,omitempty"`
 	// Raw is the whole tool object as the server sent it.
 	Raw json.RawMessage `json:"-"`
+}
+
+// ToolExecution is a tool's execution member (2025-11-25).
+type ToolExecution struct {
+	// TaskSupport says whether the tool may or must be called as a task:
+	// [TaskSupportRequired], [TaskSupportOptional] or [TaskSupportForbidden]; absent means
+	// forbidden.
+	TaskSupport string `json:"taskSupport,omitempty"`
+}
+
+// The values of execution.taskSupport.
+const (
+	// TaskSupportRequired: the client must call the tool as a task.
+	TaskSupportRequired = "required"
+	// TaskSupportOptional: the client may call the tool as a task or as a plain request.
+	TaskSupportOptional = "optional"
+	// TaskSupportForbidden: the client must not call the tool as a task (the default).
+	TaskSupportForbidden = "forbidden"
+)
+
+// taskSupport returns the tool's execution.taskSupport, "" when it has none.
+func (t *Tool) taskSupport() string {
+	if t.Execution == nil {
+		return ""
+	}
+	return t.Execution.TaskSupport
 }
 
 // Resource is one entry of resources/list.
@@ -125,8 +153,20 @@ type CallOptions struct {
 	// OnProgress, if set, receives progress notifications for this call (a progress token is
 	// sent). It runs on the session's reader goroutine and must not block.
 	OnProgress func(Progress)
-	// Timeout overrides the session's request timeout for this call.
+	// Timeout overrides the session's request timeout for this call. For a call made as a
+	// task it bounds the whole flow: tools/call, every tasks/get and tasks/result.
 	Timeout time.Duration
+	// Task, when set, asks for task augmentation of a tools/call (2025-11-25, experimental):
+	// see [Session.CallTool]. A tool whose execution.taskSupport is "required" in the last
+	// [Session.ListTools] is called as a task without it, with the server's default lifetime.
+	Task *TaskOptions
+}
+
+// TaskOptions tunes a tools/call made as a task.
+type TaskOptions struct {
+	// TTL is the lifetime asked of the task, from its creation (sent as task.ttl in
+	// milliseconds); zero leaves it to the server. The server may choose another.
+	TTL time.Duration
 }
 
 // Progress is one notifications/progress for a request.
