@@ -145,7 +145,7 @@ func (f *taskFlow) run() (*ToolResult, error) {
 		if e := f.sleep(wake, pollInterval(f.task)); e != nil {
 			return nil, e
 		}
-		t, e := f.s.taskRequest(f.fctx, "tasks/get", f.task.TaskID, time.Until(f.deadline()))
+		t, e := f.s.taskRequest(f.fctx, "tasks/get", f.task.TaskID, time.Until(f.deadline()), true)
 		if e != nil {
 			return nil, f.subFailed(e)
 		}
@@ -176,7 +176,7 @@ func (f *taskFlow) sleep(wake <-chan struct{}, d time.Duration) *Error {
 // result fetches tasks/result and decodes it as the tool result.
 func (f *taskFlow) result() (*ToolResult, error) {
 	resp, e := f.s.do(f.fctx, &request{method: "tasks/result", params: taskParams(f.task.TaskID), plain: true,
-		noHang: true, timeout: time.Until(f.deadline())})
+		noHang: true, quiet: true, timeout: time.Until(f.deadline())})
 	if e != nil {
 		return nil, f.subFailed(e)
 	}
@@ -195,7 +195,7 @@ func (f *taskFlow) result() (*ToolResult, error) {
 func (f *taskFlow) failed() (*ToolResult, error) {
 	msg := "task " + strconv.Quote(f.task.TaskID) + " failed" + statusSuffix(f.task)
 	resp, e := f.s.do(f.fctx, &request{method: "tasks/result", params: taskParams(f.task.TaskID), plain: true,
-		noHang: true, timeout: time.Until(f.deadline())})
+		noHang: true, quiet: true, timeout: time.Until(f.deadline())})
 	if e == nil {
 		tr, err := toolResult(resp)
 		if err == nil && tr.IsError {
@@ -250,7 +250,7 @@ func (f *taskFlow) subFailed(e *Error) *Error {
 func (f *taskFlow) cancelAtServer() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.ctx), taskCancelWait)
 	defer cancel()
-	_, _ = f.s.taskRequest(ctx, "tasks/cancel", f.task.TaskID, taskCancelWait)
+	_, _ = f.s.taskRequest(ctx, "tasks/cancel", f.task.TaskID, taskCancelWait, true)
 }
 
 func statusSuffix(t *Task) string {

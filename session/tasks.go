@@ -167,8 +167,10 @@ func taskParams(taskID string) []byte {
 }
 
 // taskRequest sends one of tasks/get and tasks/cancel and decodes the task it answers with.
-func (s *Session) taskRequest(ctx context.Context, method, taskID string, timeout time.Duration) (*Task, *Error) {
-	resp, e := s.do(ctx, &request{method: method, params: taskParams(taskID), plain: true, timeout: timeout})
+// quiet drops a late answer once the request is given up (the polling of a task-augmented
+// call: the caller cancelled the call, not this request).
+func (s *Session) taskRequest(ctx context.Context, method, taskID string, timeout time.Duration, quiet bool) (*Task, *Error) {
+	resp, e := s.do(ctx, &request{method: method, params: taskParams(taskID), plain: true, timeout: timeout, quiet: quiet})
 	if e != nil {
 		return nil, e
 	}
@@ -187,14 +189,14 @@ func (s *Session) taskRequest(ctx context.Context, method, taskID string, timeou
 // GetTask sends tasks/get and returns the task's state (2025-11-25, experimental). A result
 // that is not a valid task, or names another task, fails as ProtocolError.
 func (s *Session) GetTask(ctx context.Context, taskID string) (*Task, error) {
-	t, e := s.taskRequest(ctx, "tasks/get", taskID, 0)
+	t, e := s.taskRequest(ctx, "tasks/get", taskID, 0, false)
 	return t, asError(e)
 }
 
 // CancelTask sends tasks/cancel and returns the task's state after it (2025-11-25,
 // experimental). A server answers -32602 for a task already terminal.
 func (s *Session) CancelTask(ctx context.Context, taskID string) (*Task, error) {
-	t, e := s.taskRequest(ctx, "tasks/cancel", taskID, 0)
+	t, e := s.taskRequest(ctx, "tasks/cancel", taskID, 0, false)
 	return t, asError(e)
 }
 
