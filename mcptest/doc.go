@@ -37,6 +37,13 @@
 //     client that did not declare the capability at initialize, or that answers with a
 //     JSON-RPC error, gets a result with isError set saying so.
 //   - roots(): legacy era only; lists the client's roots with roots/list, as ask does.
+//   - job(milliseconds, fail, as_tool, ask, poll_ms): only with [Options.Tasks] (--tasks) in a
+//     2025-11-25 session; execution.taskSupport "required", so it runs only as a task (a plain
+//     call is -32601). It works for milliseconds (default 100, capped at 60000); ask sends the
+//     client elicitation/create halfway, moving the task to input_required until a tasks/result
+//     carries the request; fail ends the task failed with a JSON-RPC error -32000 (with as_tool,
+//     an isError result); poll_ms is the pollInterval the task suggests (default 50). With
+//     --tasks, slow is marked taskSupport "optional".
 //   - route(region, priority, urgent, target.shard, text): only with [Options.ParamHeaders]
 //     (--param-headers); returns its arguments. All but text are annotated with x-mcp-header
 //     (SEP-2243), so over Streamable HTTP a stateless-era tools/call must mirror them in
@@ -62,6 +69,19 @@
 //
 // Invalid arguments give a result with isError set (2025-11-25 behaviour); an unknown tool is a
 // JSON-RPC error -32602.
+//
+// # Tasks
+//
+// [Options.Tasks] turns on the tasks utility of 2025-11-25 (experimental) in sessions that
+// negotiate that version: the tasks capability (list, cancel, requests.tools.call), the job
+// tool, and tasks/get, tasks/result (which blocks until the task is terminal and carries the
+// job's requests to the client, with the related-task _meta), tasks/list (paged like the other
+// lists) and tasks/cancel (-32602 for a terminal task). Each session keeps at most [MaxTasks]
+// tasks, dropping the oldest terminal one when full; a task lives for the ttl the request asked
+// (default [DefaultTaskTTL], at most [MaxTaskTTL]) and its job stops when that passes. Status
+// changes go out as notifications/tasks/status where the transport has a channel for them
+// (stdio, TCP, WebSocket, HTTP+SSE). Other sessions, and servers without the option, ignore
+// params.task and see the usual tool list.
 //
 // # Failure modes
 //

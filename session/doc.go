@@ -30,6 +30,21 @@
 // server then answers -32020 (header mismatch), the session lists the tools once and retries the
 // call once. Other transports and the legacy era send no such headers.
 //
+// Tasks (2025-11-25, experimental). [Session.CallTool] makes a tools/call a task when asked
+// (CallOptions.Task) or when the last [Session.ListTools] marked the tool's
+// execution.taskSupport "required" on a server that declared tasks.requests.tools.call (the
+// cache of the Mcp-Param-* headers keeps it): tools/call with params.task, tasks/get at the
+// server's pollInterval, tasks/result, as the TypeScript SDK's client does. An input_required
+// task gets tasks/result at once: the server sends its requests (elicitation, sampling) on it,
+// and the session answers them with the canned replies, adding the related-task _meta. The
+// caller gets the tool result with a Timing over the whole flow, or one *[Error]: the call's
+// timeout bounds the flow (Timeout), ctx cancels it (Cancelled), and either sends tasks/cancel;
+// a task that failed or that the server cancelled is a ServerError carrying its statusMessage
+// (an isError result of a failed task is returned as a plain call's would be); an invalid task
+// object is a ProtocolError. [Session.GetTask], [Session.TaskResult], [Session.ListTasks] and
+// [Session.CancelTask] are the plain methods, and notifications/tasks/status reach
+// Options.OnNotification (and wake the call polling that task).
+//
 // For fuzzers and load generators, [Session.SendRaw], [Session.NextID] and [Session.RequestRaw]
 // send hand-built frames, and Options.OnFrame sees every frame in both directions.
 package session
