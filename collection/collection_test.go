@@ -135,7 +135,13 @@ tests:
 			`x.yaml:13:9: test "c" expect: unknown assertion type "equal" (did you mean "equals"?)`}},
 		{"syntax error", "server: testserver\ntests:\n  - name: a\n    call: [b\n", nil, []string{"x.yaml:", "YAML syntax error"}},
 		{"two documents", "server: testserver\ntests: [{name: a, call: b}]\n---\nname: two\n", nil, []string{"one YAML document"}},
-		{"empty", "", nil, []string{"collection is empty"}},
+		{"empty", "", nil, []string{"collection is empty (a collection needs at least a server and tests"}},
+		{"only a comment", "# nothing yet\n", nil, []string{"collection is empty"}},
+		{"tab indentation", "server: testserver\ntests:\n\t- name: a\n\t  call: echo\n", nil, []string{"x.yaml:3:1: YAML syntax error: a tab in the indentation (YAML indents with spaces only"}},
+		{"tab after the dash", "server: testserver\ntests:\n  -\tname: a\n", nil, []string{"x.yaml:3:4: YAML syntax error: a tab in the indentation"}},
+		{"binary", "server: testserver\ntests: []\nx: \xff\xfe", nil, []string{"x.yaml:3:4: not a text file: the byte at line 3, column 4 is not UTF-8 text (a collection is a YAML text file in UTF-8"}},
+		{"NUL byte", "server: testserver\x00", nil, []string{"x.yaml:1:19: not a text file"}},
+		{"UTF-16", "\xff\xfes\x00e\x00", nil, []string{"x.yaml:1:1: not a text file"}},
 		{"no server", "tests: [{name: a, call: b}]", nil, []string{"defines no server"}},
 		{"alias", "server: testserver\nx: &a 1\ntests: [{name: a, call: b}]", nil, []string{"x.yaml:2:4: YAML anchors"}},
 		{"custom tag", "server: testserver\ntests: [{name: a, call: b, with: {x: !!binary aGk=}}]", nil, []string{"YAML tag !!binary"}},
@@ -177,7 +183,9 @@ variables: {userId: 1}
 tests:
   - {id: a, call: echo, with: {text: "{{userid}}"}}
 `, nil, []string{`undefined variable "userid" in test "a" (did you mean "userId"?)`}},
-		{"unknown environment", "server: testserver\nenvironments: {dev: {variables: {}}}\ntests: [{id: a, call: b}]", &LoadOptions{Environment: "prd"}, []string{`environment "prd" is not defined`}},
+		{"unknown environment", "server: testserver\nenvironments: {dev: {variables: {}}}\ntests: [{id: a, call: b}]", &LoadOptions{Environment: "prd"}, []string{`environment "prd" is not defined in the collection (defined: dev)`}},
+		{"unknown environment, close", "server: testserver\nenvironments: {dev: {variables: {}}}\ntests: [{id: a, call: b}]", &LoadOptions{Environment: "deb"}, []string{`(did you mean "dev"?)`}},
+		{"environment but none defined", "server: testserver\ntests: [{id: a, call: b}]", &LoadOptions{Environment: "ci"}, []string{`environment "ci" is not defined in the collection (the collection defines no environments`}},
 		{"bad defaultEnvironment", "server: testserver\nenvironments: {dev: {}}\ndefaultEnvironment: prod\ntests: [{id: a, call: b}]", nil, []string{`defaultEnvironment "prod" is not defined`}},
 		{"timeout hierarchy server", `
 server: {command: x, timeouts: {call: 30s}}
@@ -215,7 +223,8 @@ tests:
 		{"unterminated quote", "server: 'node \"x'\ntests: [{id: a, call: b}]", nil, []string{"unterminated"}},
 		{"too deep", "server: testserver\ntests: [{id: a, call: b, with: {a: {b: {c: {d: {e: {f: {g: {h: {i: {j: {k: 1}}}}}}}}}}}}]", nil, []string{"nests deeper than 10 levels"}},
 		{"too many tests", "server: testserver\ntests: [{id: a, call: b}, {id: c, call: d}, {id: e, call: f}]", &LoadOptions{MaxTests: 2}, []string{"too many tests: 3 (the limit is 2)"}},
-		{"too large", "server: testserver\ntests: [{id: a, call: b}]\n# " + strings.Repeat("x", 200), &LoadOptions{MaxFileSize: 100}, []string{"larger than 100 bytes"}},
+		{"too large", "server: testserver\ntests: [{id: a, call: b}]\n# " + strings.Repeat("x", 200), &LoadOptions{MaxFileSize: 100}, []string{"larger than 100 bytes (split the tests over several files"}},
+		{"too large in MiB", "server: testserver\ntests: [{id: a, call: b}]\n# " + strings.Repeat("x", 2<<20), nil, []string{"x.yaml: collection is larger than 1 MiB"}},
 		{"nan", "server: testserver\ntests: [{id: a, call: b, with: {x: .nan}}]", nil, []string{"not a finite number"}},
 		{"reserved block validated", "server: testserver\ntests: [{id: a, call: b}]\nload: {duration: 10s, concurent: 5}", nil, []string{`unknown key "concurent" in load (did you mean "concurrent"?)`}},
 		{"load mix unknown test", "server: testserver\ntests: [{id: a, call: b}]\nload: {mix: [{test: z}]}", nil, []string{`load.mix: unknown test "z"`}},

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
@@ -283,7 +284,16 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 	if env != "" {
 		e, ok := c.Environments[env]
 		if !ok {
-			d.errs = append(d.errs, &Error{Pos: Pos{File: name}, Hint: suggest(env, slices.Sorted(maps.Keys(c.Environments))),
+			names := slices.Sorted(maps.Keys(c.Environments))
+			hint := suggest(env, names)
+			switch {
+			case hint != "":
+			case len(names) == 0:
+				hint = "the collection defines no environments: add an environments: block, or drop --env"
+			default:
+				hint = "defined: " + strings.Join(names, ", ")
+			}
+			d.errs = append(d.errs, &Error{Pos: Pos{File: name}, Hint: hint,
 				Msg: fmt.Sprintf("environment %q is not defined in the collection", env)})
 			return nil, sortErrors(d.errs)
 		}
@@ -317,38 +327,103 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 	return c, nil
 }
 
-// parseDocument checks data's size and decodes it as exactly one YAML document, returning the
-// document's root node; a problem is an [ErrorList] of one.
+// parseDocument checks data's size and encoding and decodes it as exactly one YAML document,
+// returning the document's root node; a problem is an [ErrorList] of one.
 func (l *Loader) parseDocument(name string, data []byte) (*yaml.Node, error) {
-	fail := func(line int, format string, args ...any) (*yaml.Node, error) {
-		return nil, ErrorList{{Pos: Pos{File: name, Line: line}, Msg: fmt.Sprintf(format, args...)}}
+	fail := func(pos Pos, hint, format string, args ...any) (*yaml.Node, error) {
+		pos.File = name
+		return nil, ErrorList{{Pos: pos, Msg: fmt.Sprintf(format, args...), Hint: hint}}
 	}
 	if int64(len(data)) > l.opts.MaxFileSize {
-		return fail(0, "collection is larger than %d bytes", l.opts.MaxFileSize)
+		return fail(Pos{}, "split the tests over several files: a directory of collections runs them all",
+			"collection is larger than %s", sizeText(l.opts.MaxFileSize))
+	}
+	if pos, ok := binaryAt(data); ok {
+		return fail(pos, "a collection is a YAML text file in UTF-8; is this the right file?",
+			"not a text file: the byte at line %d, column %d is not UTF-8 text", pos.Line, pos.Column)
 	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return fail(0, "collection is empty")
+			return fail(Pos{}, emptyHint, "collection is empty")
 		}
 		line, msg := 0, err.Error()
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
-		return fail(line, "YAML syntax error: %s", msg)
+		if col, ok := tabIndent(data, line); ok {
+			return fail(Pos{Line: line, Column: col}, "YAML indents with spaces only: replace the tab with spaces",
+				"YAML syntax error: a tab in the indentation")
+		}
+		return fail(Pos{Line: line}, "", "YAML syntax error: %s", msg)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return fail(extra.Line, "a collection file holds one YAML document; found a second")
+		return fail(Pos{Line: extra.Line}, "remove the --- line and what follows, or move it to a file of its own",
+			"a collection file holds one YAML document; found a second")
 	} else if !errors.Is(err, io.EOF) {
-		return fail(0, "YAML syntax error after the first document: %v", err)
+		return fail(Pos{}, "", "YAML syntax error after the first document: %v", err)
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
-		return fail(0, "collection is empty")
+		return fail(Pos{}, emptyHint, "collection is empty")
 	}
 	return root.Content[0], nil
+}
+
+// emptyHint shows the smallest collection.
+const emptyHint = `a collection needs at least a server and tests, e.g. "server: testserver" then "tests: [{call: echo, with: {text: hi}}]"`
+
+// sizeText writes a byte count, in MiB or KiB when it is a whole number of them.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// binaryAt finds the first byte that cannot be in a YAML text file (invalid UTF-8, or a
+// control character other than tab, newline and carriage return) and returns its position.
+func binaryAt(data []byte) (Pos, bool) {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if (r == utf8.RuneError && size <= 1) || (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f {
+			return Pos{Line: line, Column: col}, true
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return Pos{}, false
+}
+
+// tabIndent reports whether line (1-based) of data starts its indentation with a tab, and the
+// column of that tab.
+func tabIndent(data []byte, line int) (int, bool) {
+	if line < 1 {
+		return 0, false
+	}
+	lines := bytes.SplitN(data, []byte("\n"), line+1)
+	if len(lines) < line {
+		return 0, false
+	}
+	for i, c := range lines[line-1] {
+		if c == '\t' {
+			return i + 1, true
+		}
+		if c != ' ' && c != '-' {
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // toAny converts a string map to a variable layer.
