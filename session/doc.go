@@ -33,7 +33,8 @@
 // Tasks (2025-11-25, experimental). [Session.CallTool] makes a tools/call a task when asked
 // (CallOptions.Task) or when the last [Session.ListTools] marked the tool's
 // execution.taskSupport "required" on a server that declared tasks.requests.tools.call (the
-// cache of the Mcp-Param-* headers keeps it): tools/call with params.task, tasks/get at the
+// cache of the Mcp-Param-* headers keeps it; a session that never listed the tools of such a
+// server lists them once, before its first tools/call): tools/call with params.task, tasks/get at the
 // server's pollInterval, tasks/result, as the TypeScript SDK's client does. An input_required
 // task gets tasks/result at once: the server sends its requests (elicitation, sampling) on it,
 // and the session answers them with the canned replies, adding the related-task _meta. The

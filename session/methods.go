@@ -175,7 +175,8 @@ func (s *Session) ListTools(ctx context.Context) ([]Tool, error) {
 //
 // Tasks (2025-11-25, experimental). With CallOptions.Task, or for a tool whose
 // execution.taskSupport is "required" in the last [Session.ListTools] on a server that
-// declared tasks.requests.tools.call, the call is made as a task: tools/call with params.task,
+// declared tasks.requests.tools.call (a session that never listed the tools of such a server
+// lists them before its first tools/call, once), the call is made as a task: tools/call with params.task,
 // then tasks/get every pollInterval the server suggests (within [MinTaskPollInterval] and
 // [MaxTaskPollInterval]; sooner when a notifications/tasks/status for the task arrives) until
 // the task is terminal, then tasks/result; a task that asks for input (input_required) gets
@@ -198,7 +199,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args any, opts *Cal
 	if err != nil {
 		return nil, err
 	}
-	if t := s.taskFor(name, opts); t != nil {
+	if t := s.taskFor(ctx, name, opts); t != nil {
 		return s.callToolTask(ctx, &r, name, t)
 	}
 	var resp Response

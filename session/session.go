@@ -147,6 +147,11 @@ type Session struct {
 	// whole, never modified.
 	tools atomic.Pointer[toolCache]
 
+	// learnMu serializes the one tools/list a tools/call may make to learn which tools must run
+	// as tasks, and guards learned, set once it was tried.
+	learnMu sync.Mutex
+	learned bool
+
 	// taskMu guards taskWake: the channels of task-augmented calls waiting to poll, by task
 	// id, which a notifications/tasks/status for that task wakes early.
 	taskMu   sync.Mutex

@@ -27,12 +27,16 @@ const taskCancelWait = time.Second
 
 // taskFor returns the task options of a tools/call of name: the caller's, or, for a tool the
 // last tools/list marked "required" on a server that declared task-augmented tools/call, the
-// defaults; nil for a plain call.
-func (s *Session) taskFor(name string, opts *CallOptions) *TaskOptions {
+// defaults; nil for a plain call. On such a server a session that has not listed the tools yet
+// lists them first, once (see [Session.learnTools]).
+func (s *Session) taskFor(ctx context.Context, name string, opts *CallOptions) *TaskOptions {
 	if opts != nil && opts.Task != nil {
 		return opts.Task
 	}
 	c := s.tools.Load()
+	if c == nil && s.state.Load().toolTasks {
+		c = s.learnTools(ctx)
+	}
 	if c == nil || c.tasks == nil {
 		return nil
 	}
@@ -40,6 +44,21 @@ func (s *Session) taskFor(name string, opts *CallOptions) *TaskOptions {
 		return nil
 	}
 	return &TaskOptions{}
+}
+
+// learnTools lists the tools once per session, for a server that declared task-augmented
+// tools/call and a caller that never listed them: whether a tool must run as a task is only
+// known from tools/list. It returns the cache, nil when the listing failed (the call then goes
+// plain, and a later call does not try again).
+func (s *Session) learnTools(ctx context.Context) *toolCache {
+	s.learnMu.Lock()
+	defer s.learnMu.Unlock()
+	if c := s.tools.Load(); c != nil || s.learned {
+		return c
+	}
+	s.learned = true
+	_, _ = s.ListTools(ctx)
+	return s.tools.Load()
 }
 
 // pollInterval is the wait before the next tasks/get after t.
@@ -234,9 +253,11 @@ func (f *taskFlow) givenUp() *Error {
 }
 
 // subFailed adapts the failure of a tasks/get or tasks/result of the flow: a cancel or timeout
-// ends the call as givenUp does; any other failure is returned as it is, with the task named.
+// ends the call as givenUp does (each of those requests has only the rest of the call's time,
+// so its Timeout is the call's, even when its own timer fired a moment before fctx's); any other
+// failure is returned as it is, with the task named.
 func (f *taskFlow) subFailed(e *Error) *Error {
-	if (e.Category == Cancelled || e.Category == Timeout) && f.fctx.Err() != nil {
+	if e.Category == Timeout || (e.Category == Cancelled && f.fctx.Err() != nil) {
 		out := f.givenUp()
 		out.Err = e
 		return out

@@ -124,11 +124,19 @@ func TestCallToolTaskMCPTest(t *testing.T) {
 				t.Fatalf("capabilities without tasks.requests.tools.call: %s", s.ServerCapabilities())
 			}
 
-			// Not listed yet: a plain call, which the server refuses.
-			_, err := s.CallTool(ctx, "job", nil, nil)
-			var e *Error
-			if !errors.As(err, &e) || e.Code != -32601 {
-				t.Fatalf("job before tools/list: %v, want -32601 (task augmentation required)", err)
+			// Not listed yet: the session lists the tools once to learn that job is a task.
+			res, err := s.CallTool(ctx, "job", map[string]any{"milliseconds": 1}, nil)
+			if err != nil || firstText(t, res) != "job done after 1ms" {
+				t.Fatalf("job before tools/list: %v", err)
+			}
+			if lists, _ := log.take("tools/list"); len(lists) != 1 {
+				t.Errorf("%d tools/list before the first call, want 1", len(lists))
+			}
+			if _, err := s.CallTool(ctx, "echo", map[string]any{"text": "x"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if lists, _ := log.take("tools/list"); len(lists) != 0 {
+				t.Errorf("%d more tools/list, want none", len(lists))
 			}
 			tools, err := s.ListTools(ctx)
 			if err != nil {
