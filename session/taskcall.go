@@ -228,7 +228,7 @@ func (f *taskFlow) failed() (*ToolResult, error) {
 	}
 	out := f.fail(ServerError, msg, e)
 	out.Code, out.Data = e.Code, e.Data
-	if e.Code != 0 {
+	if e.Code != 0 && e.Message != f.task.StatusMessage {
 		out.Message = msg + "; tasks/result: " + e.Message
 	}
 	return nil, out
