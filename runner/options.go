@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/mcpspec/mcpspec/collection"
@@ -186,4 +187,19 @@ func (e *ConnectError) Error() string {
 		return "no server could be connected: " + e.Servers[0]
 	}
 	return fmt.Sprintf("no server could be connected (%d failed)", len(e.Servers))
+}
+
+// Selects reports whether the filters (Tags, Grep) select t by themselves; the tests a selected
+// test depends on run too. A nil *Options selects every test.
+func (o *Options) Selects(t *collection.Test) bool {
+	if o == nil {
+		return true
+	}
+	if len(o.Tags) > 0 && !slices.ContainsFunc(o.Tags, func(tag string) bool { return slices.Contains(t.Tags, tag) }) {
+		return false
+	}
+	if o.Grep != nil && !o.Grep.MatchString(t.Name) && !o.Grep.MatchString(t.ID) {
+		return false
+	}
+	return true
 }

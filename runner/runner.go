@@ -365,24 +365,7 @@ func deps(t *collection.Test) []string {
 }
 
 // selects applies --tag and --grep.
-func (r *Runner) selects(t *collection.Test) bool {
-	if len(r.opts.Tags) > 0 {
-		ok := false
-		for _, tag := range r.opts.Tags {
-			if slices.Contains(t.Tags, tag) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	if r.opts.Grep != nil && !r.opts.Grep.MatchString(t.Name) && !r.opts.Grep.MatchString(t.ID) {
-		return false
-	}
-	return true
-}
+func (r *Runner) selects(t *collection.Test) bool { return r.opts.Selects(t) }
 
 // tallyServers counts the collection's servers as connected or failed for the run.
 func (cr *colRun) tallyServers() {

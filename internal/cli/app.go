@@ -104,8 +104,9 @@ func (a *app) root() *cli.Command {
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
-				return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown command %q", cmd.Args().First()),
-					Hint: "run 'mcpspec --help' to list the commands"}
+				name := cmd.Args().First()
+				return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown command %q", name),
+					Hint: withSuggestion(commandHint(name, cmd.Commands), "run 'mcpspec --help' to list the commands")}
 			}
 			return cli.ShowRootCommandHelp(cmd)
 		},
@@ -123,9 +124,4 @@ func (a *app) root() *cli.Command {
 	}
 	setUsage(root)
 	return root
-}
-
-// usageError is a command-line mistake: exit 3 with a pointer to the verb's help.
-func usageError(cmd *cli.Command, err error) error {
-	return &Error{Code: ExitConfig, Msg: err.Error(), Hint: fmt.Sprintf("run '%s --help' for usage", cmd.FullName()), Err: err}
 }

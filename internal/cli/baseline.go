@@ -47,7 +47,9 @@ func (a *app) baselineCommand() *cli.Command {
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
-				return usageError(cmd, fmt.Errorf("unknown baseline command %q (want save or list)", cmd.Args().First()))
+				name := cmd.Args().First()
+				return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown baseline command %q (want save or list)", name),
+					Hint: withSuggestion(commandHint(name, cmd.Commands), "run 'mcpspec baseline --help' for usage")}
 			}
 			return cli.ShowSubcommandHelp(cmd)
 		},

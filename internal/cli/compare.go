@@ -2,8 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"reflect"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -44,7 +49,7 @@ func (a *app) compare(ctx context.Context, cmd *cli.Command) error {
 			return usageError(cmd, fmt.Errorf("with --baseline give at most one results file, got %d", len(args)))
 		}
 		if base, baseName, err = loadBaseline(cmd.String("baseline-dir"), name); err != nil {
-			return runFileError("baseline "+name, err)
+			return baselineError(cmd.String("baseline-dir"), name, err)
 		}
 		if len(args) == 1 {
 			cur, err = baseline.LoadFile(args[0])
@@ -85,11 +90,82 @@ func (a *app) compare(ctx context.Context, cmd *cli.Command) error {
 	return nil
 }
 
-// runFileError explains a results file that cannot be used.
-func runFileError(what string, err error) error {
-	hint := "pass a file written by the json reporter, --save-baseline or 'mcpspec test' (.mcpspec/runs/latest.json)"
-	if errors.Is(err, baseline.ErrNotFound) {
-		hint = "check the path; 'mcpspec baseline list' shows the saved baselines"
+// runFileError explains a results file (path) that cannot be used.
+func runFileError(path string, err error) error {
+	return &Error{Code: ExitConfig, Msg: runFileProblem(path, err), Err: err,
+		Hint: "pass a file written by the json reporter, --save-baseline or 'mcpspec test' (.mcpspec/runs/latest.json)"}
+}
+
+// baselineError explains a baseline that cannot be used: a missing one lists those saved in dir.
+func baselineError(dir, name string, err error) error {
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce
 	}
-	return &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read %s: %v", what, err), Hint: hint, Err: err}
+	if !errors.Is(err, baseline.ErrNotFound) {
+		path, _ := baselineFile(dir, name)
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("baseline %q cannot be used: %s", name, runFileProblem(path, err)), Err: err,
+			Hint: fmt.Sprintf("save it again: mcpspec test … --save-baseline=%s (or mcpspec baseline save %s)", name, name)}
+	}
+	hint := fmt.Sprintf("save one first: mcpspec test … --save-baseline=%s (or mcpspec baseline save %s)", name, name)
+	if entries, _ := listBaselines(dir); len(entries) > 0 {
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.Name
+		}
+		hint = withSuggestion(commandHintNames(name, names), "saved baselines: "+listNames(names, 20)+"; or "+hint)
+	}
+	return &Error{Code: ExitConfig, Msg: fmt.Sprintf("no baseline named %q in %s", name, dir), Hint: hint, Err: err}
+}
+
+// runFileProblem says in the user's terms why path is not a usable results document.
+func runFileProblem(path string, err error) string {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.Is(err, baseline.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("%s: no such file", path)
+	case errors.As(err, &syn):
+		return fmt.Sprintf("%s is not valid JSON (at byte %d: %s)", path, syn.Offset, strings.TrimPrefix(syn.Error(), "json: "))
+	case errors.As(err, &typ):
+		where := "at the top"
+		if typ.Field != "" {
+			where = "in " + typ.Field
+		}
+		return fmt.Sprintf("%s is not an mcpspec results document: a JSON %s %s, where %s is expected", path, typ.Value, where, jsonKind(typ.Type))
+	case errors.Is(err, io.EOF):
+		return fmt.Sprintf("%s is empty", path)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("%s ends in the middle of a JSON value (cut short?)", path)
+	case errors.Is(err, baseline.ErrSchemaVersion):
+		return fmt.Sprintf("%s is not an mcpspec results document, or comes from a newer mcpspec (its schemaVersion is not %q)", path, result.SchemaVersion)
+	case errors.As(err, new(*fs.PathError)):
+		return fmt.Sprintf("cannot read %s: %v", path, unwrapAll(err))
+	}
+	return fmt.Sprintf("cannot read %s: %v", path, err)
+}
+
+// jsonKind names the JSON kind a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another value"
 }

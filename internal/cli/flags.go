@@ -37,7 +37,7 @@ type serverFlags struct {
 // by the parser, so that --explain works without it.
 func serverFlagDefs() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to test: a command line, `SPEC` testserver, or an http(s)://, ws(s)://, tcp:// address"},
+		&cli.StringFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to test, a `SPEC`: a command line, testserver (the built-in one), or an http(s)://, ws(s)://, tcp:// address"},
 		&cli.StringFlag{Name: "transport", Usage: "force a transport: stdio, http, sse, ws or tcp (default: from the SPEC)"},
 		&cli.DurationFlag{Name: "timeout", Value: defaultTimeout, Usage: "deadline of each request"},
 		&cli.DurationFlag{Name: "connect-timeout", Value: defaultConnectTimeout, Usage: "deadline for starting or connecting to the server and the handshake"},
@@ -45,7 +45,7 @@ func serverFlagDefs() []cli.Flag {
 		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Usage: "HTTP/WebSocket header `K=V` (repeatable)"},
 		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "environment variable `K=V` for a server started as a command (repeatable)"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON on stdout"},
-		&cli.DurationFlag{Name: "hang-threshold", Usage: "turn on the hang detector: a request unanswered after `D` is a Hang, or a Deadlock if no answer comes in the grace period (2×D)"},
+		&cli.DurationFlag{Name: "hang-threshold", DefaultText: "off", Usage: "turn on the hang detector: a request unanswered after `D` is a Hang, or a Deadlock if no answer comes in the grace period (2×D)"},
 		&cli.StringFlag{Name: "stderr", Usage: "save the stderr of a server started as a command to `FILE` (default: a temporary file, kept when something fails)"},
 	}
 }
@@ -104,11 +104,11 @@ func parseHeaders(entries []string) (http.Header, error) {
 	for _, e := range entries {
 		i := strings.IndexAny(e, "=:")
 		if i <= 0 {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--header %q is not K=V", e), Hint: "write it as --header 'Authorization=Bearer TOKEN' or --header 'Authorization: Bearer TOKEN'"}
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--header %q is not K=V", redactEntry(e)), Hint: "write it as --header 'Authorization=Bearer TOKEN' or --header 'Authorization: Bearer TOKEN'"}
 		}
 		k, v := strings.TrimSpace(e[:i]), strings.TrimSpace(e[i+1:])
 		if strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--header %q has a blank in its name or a line break", e), Hint: "header names are single tokens, e.g. X-Api-Key=…"}
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--header %q has a blank in its name or a line break", redactEntry(e)), Hint: "header names are single tokens, e.g. X-Api-Key=…"}
 		}
 		h.Add(k, v)
 	}
@@ -120,8 +120,18 @@ func parseEnv(entries []string) ([]string, error) {
 	for _, e := range entries {
 		k, _, ok := strings.Cut(e, "=")
 		if !ok || k == "" {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--env %q is not K=V", e), Hint: "write it as --env API_KEY=secret"}
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--env %q is not K=V", redactEntry(e)), Hint: "write it as --env API_KEY=secret"}
 		}
 	}
 	return entries, nil
+}
+
+// redactEntry shows a malformed K=V entry without what may be its secret value: the first word
+// (or the part before = or :) stays, the rest becomes ***.
+func redactEntry(e string) string {
+	i := strings.IndexAny(e, "=: \t\r\n")
+	if i < 0 {
+		return e
+	}
+	return e[:i] + string(e[i]) + "***"
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,7 +57,7 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringFlag{Name: "grep", Usage: "run only tests whose name or id matches the regular expression `RE`"},
 			&cli.BoolFlag{Name: "bail", Usage: "stop after the first failed test; the rest are skipped"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "run up to `N` independent tests at once (N sessions per server)"},
-			&cli.FloatFlag{Name: "rate", Usage: "send at most `N` requests per second (0: no limit)"},
+			&cli.FloatFlag{Name: "rate", DefaultText: "0, no limit", Usage: "send at most `N` requests per second"},
 			&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
 			&cli.BoolFlag{Name: "update", Usage: "rewrite snapshot files instead of comparing with them"},
 			&cli.BoolFlag{Name: "watch", Usage: "run again whenever a collection file changes (Ctrl-C ends)"},
@@ -63,8 +65,8 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringFlag{Name: "baseline", Usage: "compare this run with baseline `NAME`; a regression exits 1"},
 			&cli.StringFlag{Name: "baseline-dir", Value: defaultBaselineDir, Usage: "where baselines live (`DIR`)"},
 			&cli.BoolFlag{Name: "ignore-latency", Usage: "with --baseline, do not compare latencies (noisy machines)"},
-			&cli.DurationFlag{Name: "timeout", Usage: "default per-request timeout of servers that set no timeouts.call (default 25s)"},
-			&cli.DurationFlag{Name: "connect-timeout", Usage: "default start/handshake timeout of servers that set no timeouts.connect (default 10s)"},
+			&cli.DurationFlag{Name: "timeout", DefaultText: collection.DefaultCallTimeout.String(), Usage: "default per-request timeout of servers that set no timeouts.call"},
+			&cli.DurationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "default start/handshake timeout of servers that set no timeouts.connect"},
 			&cli.StringFlag{Name: "protocol-version", Usage: "pin the protocol version of servers that pin none (default: detect the era)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
@@ -212,7 +214,7 @@ func parseVars(entries []string) (map[string]string, error) {
 	for _, e := range entries {
 		k, v, ok := strings.Cut(e, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--var %q is not K=V", e), Hint: "write it as --var userId=42"}
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--var %q is not K=V", redactEntry(e)), Hint: "write it as --var userId=42"}
 		}
 		out[strings.TrimSpace(k)] = v
 	}
@@ -267,8 +269,20 @@ func parseReporters(entries []string) ([]reporterSpec, error) {
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--reporter %q: unknown reporter", e),
 				Hint: "use one of: " + strings.Join(reporters.Names(), ", ") + " (NAME or NAME=PATH)", Err: err}
 		}
-		if path == "" {
+		hasPath := strings.Contains(e, "=")
+		path = strings.TrimSpace(path)
+		switch {
+		case hasPath && path == "":
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--reporter %q names no file after the = sign", e),
+				Hint: fmt.Sprintf("write --reporter %s=out/report.%s for a file, or --reporter %s alone for stdout", name, reportExt(name), name)}
+		case path == "":
 			stdout++
+		}
+		for _, prev := range out {
+			if path != "" && prev.path != "" && filepath.Clean(prev.path) == filepath.Clean(path) {
+				return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--reporter %s=%s and --reporter %s=%s write the same file", prev.name, prev.path, name, path),
+					Hint: "give each reporter a file of its own, e.g. --reporter junit=out/junit.xml --reporter json=out/results.json"}
+			}
 		}
 		out = append(out, reporterSpec{name: name, path: path})
 	}
@@ -283,8 +297,22 @@ func parseReporters(entries []string) ([]reporterSpec, error) {
 	return out, nil
 }
 
+// reportExt is the usual file extension of reporter name's output.
+func reportExt(name string) string {
+	switch name {
+	case "junit":
+		return "xml"
+	case "markdown":
+		return "md"
+	case "console":
+		return "txt"
+	}
+	return name
+}
+
 // loadCollections loads the paths; problems are a config error listing each at file:line:col.
-func loadCollections(paths []string, lo *collection.LoadOptions) ([]*collection.Collection, error) {
+// verb names the command, for the hint.
+func loadCollections(paths []string, lo *collection.LoadOptions, verb string) ([]*collection.Collection, error) {
 	l, err := collection.NewLoader(lo)
 	if err != nil {
 		return nil, &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
@@ -296,14 +324,32 @@ func loadCollections(paths []string, lo *collection.LoadOptions) ([]*collection.
 	var list collection.ErrorList
 	if errors.As(err, &list) && errors.Is(err, collection.ErrInvalid) && !isIOError(err) {
 		lines := make([]string, len(list))
+		files := map[string]bool{}
 		for i, e := range list {
 			lines[i] = "  " + e.Error()
+			files[e.Pos.File] = true
+		}
+		where := "the collection"
+		if len(files) > 1 {
+			where = fmt.Sprintf("%d collections", len(files))
+		}
+		hint := "fix the lines above, then check with 'mcpspec validate FILE'"
+		if verb == "validate" {
+			hint = "fix the lines above and run 'mcpspec validate' again"
 		}
 		return nil, &Error{Code: ExitConfig, Err: err,
-			Msg:  fmt.Sprintf("%s in the collection:\n%s", textfmt.Plural(len(list), "problem"), strings.Join(lines, "\n")),
-			Hint: "fix the lines above, then check with 'mcpspec validate FILE'"}
+			Msg:  fmt.Sprintf("%s in %s:\n%s", textfmt.Plural(len(list), "problem"), where, strings.Join(lines, "\n")),
+			Hint: hint}
 	}
-	return nil, &Error{Code: ExitConfig, Msg: err.Error(), Err: err, Hint: "pass collection files (*.yaml) or directories holding them"}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		msg := fmt.Sprintf("cannot read %s: %v", pe.Path, pe.Err)
+		if errors.Is(err, fs.ErrNotExist) {
+			msg = fmt.Sprintf("%s: no such file or directory", pe.Path)
+		}
+		return nil, &Error{Code: ExitConfig, Msg: msg, Err: err, Hint: "pass collection files (*.yaml) or directories holding them"}
+	}
+	return nil, &Error{Code: ExitConfig, Msg: strings.TrimPrefix(err.Error(), "load collections: "), Err: err, Hint: "pass collection files (*.yaml) or directories holding them"}
 }
 
 // isIOError reports whether err holds a file-system error (a missing file) rather than only
@@ -315,11 +361,37 @@ func isIOError(err error) bool {
 
 // testOnce loads, runs, reports and compares once.
 func (a *app) testOnce(ctx context.Context, cfg *testConfig) error {
-	cols, err := loadCollections(cfg.paths, cfg.load)
+	cols, err := loadCollections(cfg.paths, cfg.load, "test")
 	if err != nil {
+		if cfg.saveBaseline != nil && cfg.saveBaseline.set && cfg.saveBaseline.name == "" {
+			// "--save-baseline main" takes main as a collection path.
+			var ce *Error
+			if errors.As(err, &ce) && errors.Is(err, fs.ErrNotExist) {
+				ce.Hint = "--save-baseline takes its NAME after an = sign: --save-baseline=NAME; " + ce.Hint
+			}
+		}
 		return err
 	}
-	return a.runAndReport(ctx, cfg, cols)
+	if (len(cfg.ropts.Tags) > 0 || cfg.ropts.Grep != nil) && !anySelected(&cfg.ropts, cols) {
+		return noTestSelected(cfg, cols)
+	}
+	// A baseline that cannot be read is a mistake in the flags: say so before running anything.
+	var base *baselineRun
+	if cfg.baseline != "" {
+		run, path, err := loadBaseline(cfg.baselineDir, cfg.baseline)
+		if err != nil {
+			return baselineError(cfg.baselineDir, cfg.baseline, err)
+		}
+		base = &baselineRun{run: run, path: path}
+	}
+	return a.runAndReport(ctx, cfg, cols, base)
+}
+
+// baselineRun is the baseline a run is compared with, read before the run starts (so saving
+// the run under the same name cannot make it its own baseline).
+type baselineRun struct {
+	run  *result.Run
+	path string
 }
 
 // openReporter is one reporter and where its output goes.
@@ -343,13 +415,13 @@ func (a *app) openReporters(specs []reporterSpec) ([]*openReporter, error) {
 		if s.path != "" {
 			if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 				closeReporters(out)
-				return nil, &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot write the %s report: cannot create the directory of %s: %v", s.name, s.path, err),
+				return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot write the %s report: cannot create the directory of %s: %v", s.name, s.path, unwrapAll(err)),
 					Hint: "give --reporter " + s.name + "=PATH a path whose directories can be created, e.g. " + s.name + "=out/report", Err: err}
 			}
 			f, err := os.Create(s.path)
 			if err != nil {
 				closeReporters(out)
-				return nil, &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot write the %s report: %v", s.name, err),
+				return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot write the %s report to %s: %v", s.name, s.path, unwrapAll(err)),
 					Hint: "check that " + s.path + " is a writable file path, or pick another in --reporter " + s.name + "=PATH", Err: err}
 			}
 			o.file, o.w = f, f
@@ -386,7 +458,7 @@ func closeReporters(rs []*openReporter) {
 
 // runAndReport runs the collections, writes every report (also after an interruption), saves
 // the run, handles baselines and decides the exit code.
-func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collection.Collection) error {
+func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collection.Collection, base *baselineRun) error {
 	reps, err := a.openReporters(cfg.reporters)
 	if err != nil {
 		return err
@@ -446,8 +518,8 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		}
 	}
 	var regressed error
-	if cfg.baseline != "" && runErr == nil {
-		regressed = a.compareWithBaseline(notes, cfg, run)
+	if base != nil && runErr == nil {
+		regressed = a.compareWithBaseline(notes, cfg, base, run)
 	}
 
 	switch {
@@ -466,11 +538,49 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		return regressed
 	case !run.OK():
 		c := run.Counts()
-		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %d tests did not pass (%d failed, %d errored)", c.Failed+c.Errored, c.Total, c.Failed, c.Errored)}
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %s did not pass (%d failed, %d errored)", c.Failed+c.Errored, textfmt.Plural(c.Total, "test"), c.Failed, c.Errored)}
 	case run.Interrupted:
 		return &Error{Code: ExitFailure, Msg: "the run stopped early"}
 	}
 	return nil
+}
+
+// anySelected reports whether the --tag and --grep filters select at least one test.
+func anySelected(o *runner.Options, cols []*collection.Collection) bool {
+	for _, c := range cols {
+		if slices.ContainsFunc(c.Tests, o.Selects) {
+			return true
+		}
+	}
+	return false
+}
+
+// noTestSelected is the error of a --tag or --grep that matched no test: a typo in a filter
+// must not pass as a green run.
+func noTestSelected(cfg *testConfig, cols []*collection.Collection) error {
+	var filters []string
+	for _, t := range cfg.ropts.Tags {
+		filters = append(filters, "--tag "+t)
+	}
+	if cfg.ropts.Grep != nil {
+		filters = append(filters, "--grep "+cfg.ropts.Grep.String())
+	}
+	tags := map[string]bool{}
+	for _, c := range cols {
+		for _, t := range c.Tests {
+			for _, tag := range t.Tags {
+				tags[tag] = true
+			}
+		}
+	}
+	hint := "the collections tag no test; drop --tag"
+	if len(tags) > 0 {
+		hint = "tags in the collections: " + listNames(slices.Sorted(maps.Keys(tags)), 20)
+	}
+	if len(cfg.ropts.Tags) == 0 {
+		hint = "--grep matches test names and ids (Go RE2 syntax, case-sensitive: (?i) ignores case)"
+	}
+	return &Error{Code: ExitConfig, Msg: fmt.Sprintf("no test matches %s", strings.Join(filters, " ")), Hint: hint}
 }
 
 // noteWriter is where baseline messages go: stdout when it carries the console report (or
@@ -484,24 +594,16 @@ func (a *app) noteWriter(cfg *testConfig) io.Writer {
 	return a.io.Stdout
 }
 
-// compareWithBaseline prints the diff of run against the named baseline and returns an exit-1
-// error on a regression (or a config error when the baseline cannot be read).
-func (a *app) compareWithBaseline(w io.Writer, cfg *testConfig, run *result.Run) error {
-	base, path, err := loadBaseline(cfg.baselineDir, cfg.baseline)
-	if err != nil {
-		hint := "save one first: mcpspec test … --save-baseline=" + cfg.baseline + " (or mcpspec baseline save " + cfg.baseline + ")"
-		if !errors.Is(err, baseline.ErrNotFound) {
-			hint = "the file is not an mcpspec results document; save the baseline again"
-		}
-		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read baseline %q: %v", cfg.baseline, err), Hint: hint, Err: err}
-	}
-	diff := baseline.Compare(base, run, &baseline.CompareOptions{IgnoreLatency: cfg.ignoreLatency})
+// compareWithBaseline prints the diff of run against the baseline and returns an exit-1 error
+// on a regression.
+func (a *app) compareWithBaseline(w io.Writer, cfg *testConfig, base *baselineRun, run *result.Run) error {
+	diff := baseline.Compare(base.run, run, &baseline.CompareOptions{IgnoreLatency: cfg.ignoreLatency})
 	fmt.Fprintln(w)
 	if err := diff.WriteText(w); err != nil {
 		return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
 	}
 	if diff.Regressed() {
-		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("regressed against baseline %q (%s)", cfg.baseline, path),
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("regressed against baseline %q (%s)", cfg.baseline, base.path),
 			Hint: "fix the regression, or accept the change with --save-baseline=" + cfg.baseline}
 	}
 	return nil
