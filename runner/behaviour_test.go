@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -447,5 +450,36 @@ func TestParallelSessionsSeeOutputSchemas(t *testing.T) {
 				t.Fatalf("%s: %s %+v", x.ID, x.Status, x.Failures)
 			}
 		}
+	}
+}
+
+func TestHandshakeWithAWebPage(t *testing.T) {
+	// An HTTP server that answers every request with an HTML page: the error quotes the page
+	// once, in the message, and the hint speaks of URLs, not of stdout.
+	page := "<html><head><title>Dashboard</title></head><body>hi</body></html>"
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, page)
+	}))
+	defer web.Close()
+	col := parse(t, `
+name: Web page
+server: {url: "URL/mcp", transport: http, timeouts: {connect: 1s}}
+tests:
+  - {id: x, call: echo, with: {text: a}}
+`, nil, "URL", web.URL)
+	run, _ := runCols(t, nil, col)
+	e := find(t, run, "x").Error
+	if e == nil {
+		t.Fatal("no error")
+	}
+	if e.Category != "Malformed" {
+		t.Errorf("category = %s, want Malformed", e.Category)
+	}
+	if n := strings.Count(e.Message+e.Hint, "Dashboard"); n != 1 {
+		t.Errorf("the page is quoted %d times, want once:\nmessage: %s\nhint: %s", n, e.Message, e.Hint)
+	}
+	if strings.Contains(e.Hint, "stdout") || !strings.Contains(e.Hint, "MCP endpoint") {
+		t.Errorf("hint = %q, want one about the URL, not stdout", e.Hint)
 	}
 }

@@ -35,7 +35,7 @@ func describeConnect(err error, srv *collection.Server, target string, limit tim
 	if se != nil {
 		e.Code = se.Code
 	}
-	stdio := srv.Transport == collection.TransportStdio || srv.Transport == collection.TransportTestServer
+	stdio := isStdio(srv)
 	switch {
 	case errors.Is(err, context.Canceled) || e.Category == string(session.Cancelled):
 		e.Category = string(session.Cancelled)
@@ -77,7 +77,12 @@ func describeConnect(err error, srv *collection.Server, target string, limit tim
 		e.Hint = "run the command by hand to see why it stops"
 	case e.Category == string(session.Malformed):
 		e.Message = fmt.Sprintf("server %q sent a malformed message during the handshake", srv.Name)
-		e.Hint = "every message must be one JSON-RPC object; on stdio, log to stderr, never stdout"
+		e.Hint = "every message must be one JSON-RPC object"
+		if stdio {
+			e.Hint += "; stdout must carry only MCP messages: log to stderr"
+		} else {
+			e.Hint += "; check that the URL is the server's MCP endpoint (often /mcp), not a web page"
+		}
 	}
 	if e.Category == "" {
 		e.Category = string(session.Disconnected)
@@ -86,6 +91,30 @@ func describeConnect(err error, srv *collection.Server, target string, limit tim
 		e.Hint = se.Hint
 	}
 	return e
+}
+
+// isStdio reports whether srv is started as a command and speaks over its stdio.
+func isStdio(srv *collection.Server) bool {
+	return srv.Transport == collection.TransportStdio || srv.Transport == collection.TransportTestServer
+}
+
+// malformedNote explains a frame (quoted) that was not JSON-RPC, in the terms of the transport.
+func malformedNote(stdio bool, quoted string) string {
+	if stdio {
+		return fmt.Sprintf("first the server wrote %q to stdout, which is not JSON-RPC: stdout must carry only MCP messages (log to stderr)", quoted)
+	}
+	return fmt.Sprintf("first the server sent %q, which is not JSON-RPC", quoted)
+}
+
+// joinHints joins the non-empty hints with "; ".
+func joinHints(hints ...string) string {
+	var out []string
+	for _, h := range hints {
+		if h != "" {
+			out = append(out, h)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // describeCall turns a failed request into the test's error.
@@ -107,10 +136,17 @@ func describeCall(err error, method string, stderrPath string) *result.Error {
 	switch {
 	case errors.As(err, &exitErr):
 		e.Category = string(session.Crash)
-		e.Hint = stderrHint(exitErr.StderrPath, exitErr.StderrTail)
+		if exitErr.StderrPath != "" {
+			// The test records what the server wrote to stderr during it; do not quote it twice.
+			e.Hint = "see the server's stderr at " + exitErr.StderrPath
+		} else {
+			e.Hint = stderrHint("", exitErr.StderrTail)
+		}
 	case e.Category == string(session.Crash):
-		if e.Hint == "" {
-			e.Hint = stderrHint(stderrPath, "")
+		if e.Hint == "" && stderrPath != "" {
+			e.Hint = "see the server's stderr at " + stderrPath
+		} else if e.Hint == "" {
+			e.Hint = stderrHint("", "")
 		}
 	case e.Category == string(session.Timeout):
 		if e.Hint == "" {

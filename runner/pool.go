@@ -209,8 +209,13 @@ func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
 	if err != nil {
 		e := describeConnect(err, srv, target, limit)
 		if f := firstBad.Load(); f != nil && e.Category != string(session.Cancelled) {
-			e.Hint = fmt.Sprintf("first the server sent %q, which is not JSON-RPC (on stdio, stdout must carry only MCP messages; log to stderr); %s",
-				strings.Join(strings.Fields(transport.Excerpt(f.Frame, 120)), " "), e.Hint)
+			quoted := strings.Join(strings.Fields(transport.Excerpt(f.Frame, 120)), " ")
+			if e.Category == string(session.Malformed) {
+				// The failure is that frame: quote it once, in the message.
+				e.Message += ": " + quoted
+			} else {
+				e.Hint = joinHints(malformedNote(isStdio(srv), quoted), e.Hint)
+			}
 		}
 		if byTest && e.Category == string(session.Timeout) {
 			e.Message += " (what remained of the test's timeout; timeouts.connect is " + so.ConnectTimeout.String() + ")"

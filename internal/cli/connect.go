@@ -94,7 +94,8 @@ func (t *target) open(ctx context.Context) (*session.Session, error) {
 	if err != nil {
 		err = t.connectError(ctx, err)
 		var ce *Error
-		if f := firstBad.Load(); f != nil && errors.As(err, &ce) && ce.Code == ExitConnection {
+		// A malformed failure already quotes its frame; any other failure gets the first bad one.
+		if f := firstBad.Load(); f != nil && errors.As(err, &ce) && ce.Code == ExitConnection && ce.Category != session.Malformed {
 			ce.Hint = joinHints(malformedHint(t.info.Transport, f.Frame), ce.Hint)
 		}
 		return nil, err

@@ -65,13 +65,15 @@ func report(w io.Writer, err error, code ExitCode, jsonErrors bool) {
 		if e.Category != "" {
 			category = e.Category
 		}
-		line, _ := json.Marshal(struct {
+		// One line, with <, > and & as they are (the default escaping serves HTML, not logs).
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(struct {
 			Error    string   `json:"error"`
 			Category any      `json:"category"`
 			ExitCode ExitCode `json:"exitCode"`
 			Hint     string   `json:"hint,omitempty"`
 		}{e.Error(), category, code, e.Hint})
-		fmt.Fprintf(w, "%s\n", line)
 	}
 }
 
@@ -186,6 +188,10 @@ func (t *target) describe(err error, phase string, limit time.Duration, limitFla
 	case e.Category == session.Disconnected && t.info.Transport == spec.Stdio:
 		e.Msg = fmt.Sprintf("the server closed its stdout during %s", phase)
 		e.Hint = t.stderrHint("", "")
+	case e.Category == session.Disconnected && se != nil && se.Method == "dial" && se.Err != nil:
+		// The connection was never made: say why, in the transport's words.
+		e.Msg = fmt.Sprintf("cannot connect to %s: %v", where, unwrapAll(err))
+		e.Hint = "check that the URL is the server's MCP endpoint (often /mcp; legacy HTTP+SSE servers often /sse) and that --transport matches it"
 	case e.Category == session.Disconnected:
 		e.Msg = fmt.Sprintf("the connection to %s closed during %s", where, phase)
 		e.Hint = "the server dropped the connection; check its logs"
@@ -197,6 +203,8 @@ func (t *target) describe(err error, phase string, limit time.Duration, limitFla
 		e.Hint = "every message must be one valid JSON-RPC object"
 		if t.info.Transport == spec.Stdio {
 			e.Hint += "; on stdio, stdout must carry only MCP messages (log to stderr)"
+		} else {
+			e.Hint += "; check that the URL is the server's MCP endpoint (often /mcp), not a web page"
 		}
 	case se != nil && se.Code != 0:
 		e.Msg = fmt.Sprintf("%s failed: JSON-RPC error %d: %s", phase, se.Code, se.Message)
@@ -239,8 +247,8 @@ func statusHint(status int) string {
 		return "the server wants credentials: pass --header 'Authorization=Bearer TOKEN'"
 	case status == 404:
 		return "check the URL path (MCP servers often serve /mcp, legacy ones /sse)"
-	case status == 405:
-		return "this URL does not accept MCP requests; check the path, or force the legacy transport with --transport sse"
+	case status == 405 || status == 501:
+		return "this URL does not accept MCP requests (POST); check the path, or force the legacy transport with --transport sse"
 	case status >= 500:
 		return "the server failed internally; check its logs"
 	}

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +71,8 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"serve": cmdServe,
+			"serve":    cmdServe,
+			"serveweb": cmdServeWeb,
 		},
 		Condition: func(cond string) (bool, error) {
 			name, ok := strings.CutPrefix(cond, "transport:")
@@ -141,4 +145,24 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	case <-time.After(10 * time.Second):
 		ts.Fatalf("serve %s: no URL within 10s", transport)
 	}
+}
+
+// cmdServeWeb is `serveweb VAR STATUS`: it starts, in the test process, a plain web server on
+// 127.0.0.1 that answers every request with an HTML page and STATUS (what a user gets when
+// --server points at a web site instead of an MCP endpoint), stores its base URL in $VAR and
+// stops it when the script ends.
+func cmdServeWeb(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: serveweb VAR STATUS")
+	}
+	status, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, "<!DOCTYPE html><html><head><title>My Dashboard</title></head><body>hello</body></html>")
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], srv.URL)
 }
