@@ -40,7 +40,7 @@ func TestWatchRerunsOnChange(t *testing.T) {
 			strings.Contains(stdout, "FAIL  1 test") &&
 			strings.Count(stderr, "Watching 1 file for changes") == 2
 	})
-	if !strings.Contains(p.stderr.String(), "1 of 1 tests did not pass") {
+	if !strings.Contains(p.stderr.String(), "1 of 1 test did not pass") {
 		t.Errorf("the failed run's error is not shown while watching:\n%s", p.stderr.String())
 	}
 	p.signal(t, syscall.SIGINT)
