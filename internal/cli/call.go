@@ -182,6 +182,9 @@ func readArgs(v string, stdin io.Reader) (json.RawMessage, error) {
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s is larger than %d bytes", src, maxArgsSize)}
 	}
 	data = bytes.TrimSpace(data)
+	if len(data) == 0 && v != "" {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s is empty", src), Hint: `give a JSON object, e.g. {"text":"hi"} (or leave --args out for {})`}
+	}
 	hint := `write the arguments as one JSON object, e.g. --args '{"text":"hi"}' (single quotes keep the shell away from the double quotes)`
 	if !json.Valid(data) {
 		var x any

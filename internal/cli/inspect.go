@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,13 +83,27 @@ func (a *app) inspect(ctx context.Context, cmd *cli.Command) error {
 	})
 }
 
-// loop reads and runs commands until .exit, end of input or cancellation.
+// loop reads and runs commands until .exit, end of input or cancellation. A failed command is
+// reported and the session goes on, unless the server is gone (it crashed or the connection
+// closed): then nothing more can work and loop returns. Read from a pipe, the exit code is
+// that of the first command that failed, so a script notices.
 func (r *repl) loop(ctx context.Context, src *lineSource) error {
+	var first ExitCode
+	done := func() error {
+		if first == ExitOK || src.interactive() {
+			return nil
+		}
+		return &Error{Code: first, Quiet: true, Msg: "a command failed (see above)"}
+	}
 	for {
 		line, err := src.next(ctx)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil
+				return done()
+			}
+			if errors.Is(err, bufio.ErrTooLong) {
+				return &Error{Code: ExitConfig, Msg: fmt.Sprintf("an input line is longer than %d bytes", maxArgsSize+1024),
+					Hint: "put large arguments in a file and pass .call NAME @FILE", Err: err}
 			}
 			return err
 		}
@@ -99,15 +114,36 @@ func (r *repl) loop(ctx context.Context, src *lineSource) error {
 		name, arg, _ := strings.Cut(line, " ")
 		arg = strings.TrimSpace(arg)
 		if name == ".exit" || name == ".quit" {
-			return nil
+			return done()
 		}
 		if err := r.run(ctx, name, arg); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
-			report(r.err, err, ExitOK, false)
+			code := exitCodeOf(ctx, err)
+			if first == ExitOK {
+				first = code
+			}
+			if c := categoryOf(err); c == session.Crash || c == session.Disconnected {
+				// The server is gone: say so once and stop, rather than fail every next line.
+				var ce *Error
+				if errors.As(err, &ce) {
+					ce.Hint = joinHints(ce.Hint, "the session is over; start mcpspec inspect again")
+				}
+				return err
+			}
+			report(r.err, err, code, false)
 		}
 	}
+}
+
+// categoryOf is the fault category an error reports, from an [*Error] or the session layer.
+func categoryOf(err error) session.Category {
+	var ce *Error
+	if errors.As(err, &ce) && ce.Category != "" {
+		return ce.Category
+	}
+	return session.CategoryOf(err)
 }
 
 func (r *repl) run(ctx context.Context, name, arg string) error {
@@ -116,7 +152,7 @@ func (r *repl) run(ctx context.Context, name, arg string) error {
 			return c.run(r, ctx, arg)
 		}
 	}
-	return &Error{Msg: fmt.Sprintf("unknown command %q", name), Hint: "type .help for the list of commands"}
+	return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown command %q", truncate(name, 40)), Hint: "type .help for the list of commands"}
 }
 
 func (r *repl) help(context.Context, string) error {
@@ -139,14 +175,20 @@ func (r *repl) tools(ctx context.Context, _ string) error {
 func (r *repl) call(ctx context.Context, arg string) error {
 	name, rawArgs, _ := strings.Cut(arg, " ")
 	if name == "" {
-		return &Error{Msg: "missing the tool name", Hint: `.call NAME {"key":"value"}`}
+		return &Error{Code: ExitConfig, Msg: "missing the tool name", Hint: `.call NAME {"key":"value"}`}
 	}
 	rawArgs = strings.TrimSpace(rawArgs)
 	if rawArgs == "-" {
-		return &Error{Msg: "arguments cannot come from stdin inside inspect", Hint: `write them inline: .call NAME {"key":"value"}, or use @FILE`}
+		return &Error{Code: ExitConfig, Msg: "arguments cannot come from stdin inside inspect", Hint: `write them inline: .call NAME {"key":"value"}, or use @FILE`}
 	}
 	args, err := readArgs(rawArgs, nil)
 	if err != nil {
+		// readArgs speaks of the --args flag; inside inspect the arguments follow the name.
+		var ce *Error
+		if errors.As(err, &ce) {
+			ce.Msg = strings.Replace(strings.Replace(ce.Msg, "--args is", "the arguments are", 1), "--args", "the arguments", 1)
+			ce.Hint = `write them as one JSON object after the tool name: .call NAME {"key":"value"} (or .call NAME @FILE)`
+		}
 		return err
 	}
 	res, err := r.s.CallTool(ctx, name, args, nil)
@@ -162,7 +204,7 @@ func (r *repl) call(ctx context.Context, arg string) error {
 
 func (r *repl) schema(ctx context.Context, name string) error {
 	if name == "" {
-		return &Error{Msg: "missing the tool name", Hint: ".schema NAME; .tools lists the names"}
+		return &Error{Code: ExitConfig, Msg: "missing the tool name", Hint: ".schema NAME; .tools lists the names"}
 	}
 	tools, err := r.s.ListTools(ctx)
 	if err != nil {
@@ -219,7 +261,7 @@ func (r *repl) resources(ctx context.Context, _ string) error {
 
 func (r *repl) read(ctx context.Context, uri string) error {
 	if uri == "" {
-		return &Error{Msg: "missing the resource URI", Hint: ".read URI; .resources lists them"}
+		return &Error{Code: ExitConfig, Msg: "missing the resource URI", Hint: ".read URI; .resources lists them"}
 	}
 	resp, err := r.s.ReadResource(ctx, uri)
 	if err != nil {

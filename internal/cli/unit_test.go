@@ -96,6 +96,42 @@ func TestParseHeaders(t *testing.T) {
 	}
 }
 
+func TestClosest(t *testing.T) {
+	flags := []string{"server", "parallel", "timeout", "connect-timeout", "json-errors", "reporter"}
+	tests := []struct{ in, want string }{
+		{"sever", "server"},
+		{"paralel", "parallel"},
+		{"timout", "timeout"},
+		{"conect-timeout", "connect-timeout"},
+		{"jsn-errors", "json-errors"},
+		{"reproter", "reporter"}, // a transposition counts once
+		{"report", "reporter"},   // a prefix
+		{"x", ""},
+		{"verbose", ""},
+		{"zzzzzzzz", ""},
+	}
+	for _, tt := range tests {
+		if got := closest(tt.in, flags); got != tt.want {
+			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRedactEntry(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Authorization Bearer s3cr3t", "Authorization ***"},
+		{"API_TOKEN\ts3cr3t", "API_TOKEN\t***"},
+		{"=s3cr3t", "=***"},
+		{"Authorization: Bearer s3\ncr3t", "Authorization:***"},
+		{"novalue", "novalue"},
+	}
+	for _, tt := range tests {
+		if got := redactEntry(tt.in); got != tt.want {
+			t.Errorf("redactEntry(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestReadArgs(t *testing.T) {
 	tests := []struct {
 		in, stdin string
@@ -108,7 +144,8 @@ func TestReadArgs(t *testing.T) {
 		{"[1]", "", "", "must be a JSON object"},
 		{"42", "", "", "must be a JSON object"},
 		{`{"a":`, "", "", "is not valid JSON"},
-		{"-", "", "", "is not valid JSON"},
+		{"-", "", "", "--args - (stdin) is empty"},
+		{"-", " \n\t", "", "--args - (stdin) is empty"},
 		{"@/nonexistent/args.json", "", "", "read --args @/nonexistent/args.json"},
 	}
 	for _, tt := range tests {
