@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -208,8 +209,14 @@ func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
 	s, err := session.Open(ctx, d, so)
 	if err != nil {
 		e := describeConnect(err, srv, target, limit)
-		if f := firstBad.Load(); f != nil && e.Category != string(session.Cancelled) {
-			quoted := strings.Join(strings.Fields(transport.Excerpt(f.Frame, 120)), " ")
+		var bad []byte
+		if f := firstBad.Load(); f != nil {
+			bad = f.Frame
+		} else if se := (*session.Error)(nil); errors.As(err, &se) && se.Category == session.Malformed {
+			bad = se.Frame // routed to the handshake's request (an HTTP answer), so no finding
+		}
+		if len(bad) > 0 && e.Category != string(session.Cancelled) {
+			quoted := strings.Join(strings.Fields(transport.Excerpt(bad, 120)), " ")
 			if e.Category == string(session.Malformed) {
 				// The failure is that frame: quote it once, in the message.
 				e.Message += ": " + quoted

@@ -91,6 +91,13 @@ func (s *Session) malformed(f transport.Frame, cause error, msg string) {
 			break
 		}
 	}
+	if id, ok := parseInt(f.ReplyTo); c == nil && ok {
+		// The transport knows which request this answers (an HTTP POST's body).
+		if p, found := s.pending[id]; found {
+			c = p
+			delete(s.pending, id)
+		}
+	}
 	if c == nil {
 		if len(s.unroutable) >= maxUnroutable {
 			s.unroutable = s.unroutable[1:]

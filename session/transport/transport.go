@@ -49,6 +49,10 @@ type Frame struct {
 	At time.Time
 	// Err is set when the bytes could not be framed as one message: a *[FrameError].
 	Err error
+	// ReplyTo, when set, is the raw JSON id of the request whose answer this frame is: a
+	// transport with one answer per request (an HTTP POST answered with a JSON body) sets it, so
+	// a malformed answer fails its request at once rather than at its deadline. nil otherwise.
+	ReplyTo []byte
 }
 
 // ExcerptSize is how many bytes of an offending frame are kept for reports.

@@ -40,7 +40,7 @@ func frameError(reason string, data []byte, size int) transport.Frame {
 // readAnswer reads a JSON answer (or the body of a 202/204) in Send's goroutine, while ctx is
 // still tied to the request through cancel. Reading is bounded by BodyTimeout, which needs a
 // timer only when ctx's deadline does not come first (the session's always does).
-func (c *Conn) readAnswer(ctx context.Context, cancel context.CancelFunc, resp *http.Response, request bool, f *inflight) error {
+func (c *Conn) readAnswer(ctx context.Context, cancel context.CancelFunc, resp *http.Response, replyTo []byte, f *inflight) error {
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > c.d.BodyTimeout {
 		timer := time.AfterFunc(c.d.BodyTimeout, cancel)
 		defer timer.Stop()
@@ -52,7 +52,7 @@ func (c *Conn) readAnswer(ctx context.Context, cancel context.CancelFunc, resp *
 		return nil
 	}
 	// application/json, and anything else: the session judges what the bytes are.
-	return c.readJSON(ctx, resp.Body, resp.ContentLength, request, f)
+	return c.readJSON(ctx, resp.Body, resp.ContentLength, replyTo, f)
 }
 
 // readJSON reads a JSON answer: one message, or a batch array delivered element by element.
@@ -61,7 +61,7 @@ func (c *Conn) readAnswer(ctx context.Context, cancel context.CancelFunc, resp *
 // for 202) otherwise. When the read fails because ctx ended or the Conn closed nothing is
 // delivered and that is the error, as when CancelRequest (f) aborted it; a body cut otherwise
 // (a reset, BodyTimeout) is delivered as a truncated frame.
-func (c *Conn) readJSON(ctx context.Context, body io.ReadCloser, length int64, request bool, f *inflight) error {
+func (c *Conn) readJSON(ctx context.Context, body io.ReadCloser, length int64, replyTo []byte, f *inflight) error {
 	defer body.Close()
 	data, err := readBody(body, length, c.d.MaxFrameSize)
 	switch {
@@ -73,17 +73,17 @@ func (c *Conn) readJSON(ctx context.Context, body io.ReadCloser, length int64, r
 		return c.abandoned(ctx.Err())
 	case len(data) > c.d.MaxFrameSize:
 		n, _ := io.Copy(io.Discard, io.LimitReader(body, maxDrain))
-		c.deliver(frameError("too-long", data, len(data)+int(n)))
+		c.deliver(replying(frameError("too-long", data, len(data)+int(n)), replyTo))
 		return nil
 	case err != nil:
 		// The body was cut (reset, BodyTimeout): what arrived is a truncated message.
-		c.deliver(frameError("truncated", data, len(data)))
+		c.deliver(replying(frameError("truncated", data, len(data)), replyTo))
 		return nil
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		if request {
-			c.deliver(frameError("truncated", nil, 0))
+		if replyTo != nil {
+			c.deliver(replying(frameError("truncated", nil, 0), replyTo))
 		}
 		return nil
 	}
@@ -96,8 +96,22 @@ func (c *Conn) readJSON(ctx context.Context, body io.ReadCloser, length int64, r
 			return nil
 		}
 	}
-	c.deliver(frame(data))
+	answer := frame(data)
+	if answer.Err != nil || trimmed[0] != '{' {
+		// Not a JSON-RPC message (an HTML page, plain text): it still answers this request.
+		answer = replying(answer, replyTo)
+	}
+	c.deliver(answer)
 	return nil
+}
+
+// replying marks a malformed f as the answer to the request with id replyTo (nil: not a
+// request's answer). The id is copied: the frame outlives the caller's.
+func replying(f transport.Frame, replyTo []byte) transport.Frame {
+	if replyTo != nil {
+		f.ReplyTo = bytes.Clone(replyTo)
+	}
+	return f
 }
 
 // readBody reads at most max+1 bytes of a body, in one allocation when its length is known.

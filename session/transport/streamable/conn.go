@@ -338,7 +338,11 @@ func (c *Conn) answer(ctx context.Context, p *post, resp *http.Response, err err
 			return transport.ErrClosed
 		}
 	} else {
-		err := c.readAnswer(ctx, p.cancelReq, resp, env.isRequest(), p.f)
+		var replyTo []byte
+		if env.isRequest() {
+			replyTo = env.ID
+		}
+		err := c.readAnswer(ctx, p.cancelReq, resp, replyTo, p.f)
 		c.end(p)
 		if err != nil {
 			return err

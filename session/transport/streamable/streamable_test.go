@@ -296,6 +296,7 @@ func TestMalformedBodies(t *testing.T) {
 		{"sse too long", "text/event-stream", "data: " + strings.Repeat("a", 200) + "\n\n", "too-long", 206},
 		{"sse invalid utf8", "text/event-stream", "data: \xff\n\n", "invalid-utf8", 1},
 		{"sse cut inside event", "text/event-stream", "data: {\"jsonrpc\"", "truncated", 10},
+		{"html page", "text/html", "<html>\xff</html>", "invalid-utf8", 14},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,6 +314,15 @@ func TestMalformedBodies(t *testing.T) {
 			if fe.Reason != tt.reason || fe.Size != tt.size || len(f.Data) > transport.ExcerptSize {
 				t.Errorf("FrameError{%s, %d} with %d bytes, want {%s, %d}", fe.Reason, fe.Size, len(f.Data), tt.reason, tt.size)
 			}
+			// A body answers its POST's request; an SSE event need not (the stream carries
+			// other messages too).
+			wantReply := "1"
+			if tt.ctype == "text/event-stream" {
+				wantReply = ""
+			}
+			if string(f.ReplyTo) != wantReply {
+				t.Errorf("ReplyTo = %q, want %q", f.ReplyTo, wantReply)
+			}
 		})
 	}
 }
@@ -328,8 +338,8 @@ func TestEmptyOKForNotificationIsNothing(t *testing.T) {
 	c := dial(t, Dialer{URL: srv.URL})
 	send(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	send(t, c, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
-	if f := recv(t, c); f.Err != nil || !strings.Contains(string(f.Data), `"id":9`) {
-		t.Fatalf("frame %+v, want the ping answer and nothing for the notification", f)
+	if f := recv(t, c); f.Err != nil || !strings.Contains(string(f.Data), `"id":9`) || f.ReplyTo != nil {
+		t.Fatalf("frame %+v, want the ping answer (no ReplyTo: it names its id) and nothing for the notification", f)
 	}
 	quiet(t, c)
 	if n := len(c.frames); n != 0 {
