@@ -33,7 +33,9 @@ const (
 // --allow-remote is given.
 func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("testserver", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// A mistake gets one line and a pointer to -h: the full flag list after it would push the
+	// error out of the few stderr lines a client quotes when the server exits.
+	fs.SetOutput(io.Discard)
 	var (
 		o           Options
 		transport   = fs.String("transport", "stdio", "transport: stdio, http, sse, ws or tcp")
@@ -60,8 +62,12 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.IntVar(&o.DropSSEAfter, "drop-sse-after", 0, "cut every legacy Streamable HTTP SSE answer to a tools/call after N events, before its response, so the client must resume with Last-Event-ID")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fmt.Fprintln(stderr, "Usage of testserver:")
+			fs.PrintDefaults()
 			return ExitOK
 		}
+		fmt.Fprintf(stderr, "testserver: %v (run 'mcpspec testserver -h' for the flags)\n", err)
 		return ExitConfig
 	}
 	if fs.NArg() > 0 {

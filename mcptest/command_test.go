@@ -170,6 +170,16 @@ func TestCommandBadFlags(t *testing.T) {
 		if code != mcptest.ExitConfig || stderr.Len() == 0 {
 			t.Errorf("%v: exit %d stderr %q, want 3 and a message", args, code, stderr.String())
 		}
+		// One line: a client quotes the last few lines of a server's stderr, and a flag list
+		// after the error would hide it.
+		if lines := strings.Count(strings.TrimSpace(stderr.String()), "\n") + 1; lines > 2 {
+			t.Errorf("%v: %d lines on stderr, want the error alone:\n%s", args, lines, stderr.String())
+		}
+	}
+	var unknown bytes.Buffer
+	mcptest.RunCommand(t.Context(), []string{"--bogus"}, strings.NewReader(""), io.Discard, &unknown)
+	if got := unknown.String(); !strings.Contains(got, "-bogus") || !strings.Contains(got, "testserver -h") {
+		t.Errorf("unknown flag: stderr %q, want the flag named and a pointer to -h", got)
 	}
 	var help strings.Builder
 	if code := mcptest.RunCommand(t.Context(), []string{"-h"}, strings.NewReader(""), io.Discard, &help); code != mcptest.ExitOK {
