@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,8 +83,8 @@ func (a *app) baselineSave(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	c := run.Counts()
-	fmt.Fprintf(a.io.Stdout, "Saved baseline %q (%s): run %s, %d passed, %d failed, %d errored, %d skipped\n",
-		name, p, run.ID, c.Passed, c.Failed, c.Errored, c.Skipped)
+	fmt.Fprintf(a.io.Stdout, "Saved baseline %s (%s): run %s, %d passed, %d failed, %d errored, %d skipped\n",
+		savedName(name, p), p, run.ID, c.Passed, c.Failed, c.Errored, c.Skipped)
 	return nil
 }
 
@@ -153,6 +154,17 @@ func baselineFile(dir, name string) (string, error) {
 }
 
 // saveBaseline writes run as baseline name in dir, atomically, and returns the file's path.
+// savedName quotes the name a baseline was saved under: its file's stem, with the name given
+// when that was made file-safe ("feature/x" is saved as "feature-x"), so the user knows what to
+// pass to --baseline.
+func savedName(given, path string) string {
+	stem := strings.TrimSuffix(filepath.Base(path), ".json")
+	if stem == given {
+		return strconv.Quote(stem)
+	}
+	return fmt.Sprintf("%q (from %q)", stem, given)
+}
+
 func saveBaseline(dir, name string, run *result.Run) (string, error) {
 	p, err := baselineFile(dir, name)
 	if err != nil {
@@ -211,7 +223,7 @@ func listBaselines(dir string) ([]baselineEntry, error) {
 		e := baselineEntry{Name: name, Path: filepath.Join(dir, de.Name())}
 		run, err := baseline.LoadFile(e.Path)
 		if err != nil {
-			e.Problem = err.Error()
+			e.Problem = runFileProblem(de.Name(), err)
 		} else {
 			c := run.Counts()
 			started := run.StartedAt

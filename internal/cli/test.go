@@ -514,7 +514,7 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		if err != nil {
 			problems = append(problems, err)
 		} else {
-			fmt.Fprintf(notes, "Saved baseline %q (%s)\n", name, p)
+			fmt.Fprintf(notes, "Saved baseline %s (%s)\n", savedName(name, p), p)
 		}
 	}
 	var regressed error
