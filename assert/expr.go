@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -300,7 +301,35 @@ type exprChecker struct {
 	limits ExprLimits
 }
 
+// exprTemplateRE matches a {{name}} variable reference written inside an expression.
+var exprTemplateRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}`)
+
+// templateInExpr explains a {{name}} reference inside an expression: expressions are compiled
+// once when the file loads, so such a reference would be compared as literal text.
+func templateInExpr(src string) error {
+	m := exprTemplateRE.FindStringSubmatch(src)
+	if m == nil {
+		return nil
+	}
+	name := m[1]
+	switch {
+	case strings.HasPrefix(name, "secret.") || strings.HasPrefix(name, "env."):
+		return fmt.Errorf("%s is not expanded inside an expression, and the process environment is not visible to one: "+
+			"check it with an equals, contains or matches assertion instead", m[0])
+	case exprIdentRE.MatchString(name):
+		return fmt.Errorf("%s is not expanded inside an expression: write vars.%s", m[0], name)
+	default:
+		return fmt.Errorf("%s is not expanded inside an expression: write vars[%q]", m[0], name)
+	}
+}
+
+// exprIdentRE matches a name usable after "vars.".
+var exprIdentRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 func compileExpr(spec *Spec, opts *CompileOptions) (Checker, error) {
+	if err := templateInExpr(spec.Expr); err != nil {
+		return nil, &SpecError{Field: "expr", Err: err}
+	}
 	prog, err := CompileExpr(spec.Expr, opts.Expr)
 	if err != nil {
 		return nil, &SpecError{Field: "expr", Err: err}

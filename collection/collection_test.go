@@ -481,3 +481,32 @@ func TestExamplesLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestAssertionFieldErrorReportedOnce checks that an assertion field the decoder rejects is
+// reported once, at the field, and not again by the assertion's compiler.
+func TestAssertionFieldErrorReportedOnce(t *testing.T) {
+	tests := []struct {
+		name, assertion, want string
+	}{
+		{"zero latency", "{latency: 0}", "latency max must be positive, got 0"},
+		{"negative latency", "{latency: -5}", "latency max must be positive, got -5"},
+		{"bad duration", `{latency: "abc"}`, `latency max: invalid duration "abc"`},
+		{"zero maxMs", "{type: latency, maxMs: 0}", "latency maxMs must be between 1 and"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := "server: testserver\ntests: [{id: a, call: b, expect: [" + tc.assertion + "]}]"
+			_, err := Parse("x.yaml", []byte(doc), nil)
+			var el ErrorList
+			if !errors.As(err, &el) {
+				t.Fatalf("err = %v, want an ErrorList", err)
+			}
+			if len(el) != 1 {
+				t.Fatalf("got %d errors, want 1:\n%v", len(el), err)
+			}
+			if !strings.Contains(el[0].Error(), tc.want) {
+				t.Errorf("error %q lacks %q", el[0].Error(), tc.want)
+			}
+		})
+	}
+}

@@ -378,6 +378,7 @@ func (d *decoder) decodeAssertion(n *yaml.Node, t *Test, what string) *Assertion
 	spec := &assert.Spec{}
 	var b *assert.Builtin
 	keyPos := map[string]*yaml.Node{}
+	errsBefore := len(d.errs)
 	typeNode := firstValue(n, "type")
 	if typeNode != nil && typeNode.Kind == yaml.ScalarNode {
 		// Long form.
@@ -432,6 +433,11 @@ func (d *decoder) decodeAssertion(n *yaml.Node, t *Test, what string) *Assertion
 		}
 	}
 	spec.Type = b.Name
+	if len(d.errs) > errsBefore {
+		// A field was already reported (bad type, duration or range): compiling the spec
+		// with that field missing would only repeat the problem in other words.
+		return nil
+	}
 	if b.Name == "snapshot" && spec.Name == "" {
 		spec.Name = t.ID
 		spec.Keys = append(spec.Keys, "name")
