@@ -257,9 +257,9 @@ func interpret(run *result.Run) []string {
 		top := slowest(run, 1)[0]
 		share := float64(top.T.Latency) * 100 / float64(sum)
 		if len(ds) >= 4 && share >= 40 {
-			out = append(out, fmt.Sprintf("The slowest test, %s, took %s — %.0f%% of all test latency; look there first for speed.", top.T.Name, textfmt.Duration(top.T.Latency), share))
+			out = append(out, fmt.Sprintf("The slowest server response, to %s, took %s — %.0f%% of all response latency; look there first for speed.", top.T.Name, textfmt.Duration(top.T.Latency), share))
 		} else {
-			out = append(out, fmt.Sprintf("No single test dominates latency: p50 %s, p95 %s, slowest %s (%s).", textfmt.Duration(percentile(ds, 50)), textfmt.Duration(percentile(ds, 95)), top.T.Name, textfmt.Duration(top.T.Latency)))
+			out = append(out, fmt.Sprintf("No single response dominates latency: p50 %s, p95 %s, slowest %s (%s).", textfmt.Duration(percentile(ds, 50)), textfmt.Duration(percentile(ds, 95)), top.T.Name, textfmt.Duration(top.T.Latency)))
 		}
 	}
 	return out

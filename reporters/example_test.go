@@ -85,5 +85,5 @@ func ExampleConsole() {
 	//
 	// FAIL  2 tests: 1 passed, 1 failed · pass rate 50.0% · 20ms
 	//   1 of 2 tests that ran did not pass. 1 failed an assertion: the server answered, but not as expected.
-	//   No single test dominates latency: p50 2.0ms, p95 3.0ms, slowest add (3.0ms).
+	//   No single response dominates latency: p50 2.0ms, p95 3.0ms, slowest add (3.0ms).
 }
