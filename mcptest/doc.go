@@ -42,8 +42,12 @@
 //     call is -32601). It works for milliseconds (default 100, capped at 60000); ask sends the
 //     client elicitation/create halfway, moving the task to input_required until a tasks/result
 //     carries the request; fail ends the task failed with a JSON-RPC error -32000 (with as_tool,
-//     an isError result); poll_ms is the pollInterval the task suggests (default 50). With
-//     --tasks, slow is marked taskSupport "optional".
+//     an isError result); poll_ms is the pollInterval the task suggests (default 50). When the
+//     tools/call carried a progressToken, the job reports progress with it in up to 10 steps
+//     while it works, after the CreateTaskResult (the token is valid for the task's lifetime);
+//     over Streamable HTTP the tools/call's stream has ended by then, so that progress goes to
+//     the session's GET stream, and is dropped when the client opened none. With --tasks, slow
+//     is marked taskSupport "optional" (as a task, its progress travels the same way).
 //   - route(region, priority, urgent, target.shard, text): only with [Options.ParamHeaders]
 //     (--param-headers); returns its arguments. All but text are annotated with x-mcp-header
 //     (SEP-2243), so over Streamable HTTP a stateless-era tools/call must mirror them in

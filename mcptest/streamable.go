@@ -80,7 +80,11 @@ func (p *httpPeer) notify(_ context.Context, method string, params any) error {
 	}
 	switch {
 	case p.stream != nil:
-		p.stream.append(data)
+		if !p.stream.append(data) && p.sess != nil {
+			// The request was answered and its stream ended, but its work goes on (a task's
+			// job after the CreateTaskResult): the session's GET stream, if any, carries it.
+			p.sess.push(data)
+		}
 	case p.sse != nil:
 		return p.sse.event("message", data)
 	case p.sess != nil:

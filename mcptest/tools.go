@@ -381,7 +381,7 @@ func runFlaky(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
 // jobTool is the tool that must run as a task ([Options.Tasks]).
 func jobTool() *tool {
 	return &tool{
-		Name: "job", Title: "Job", Description: "Works for the given milliseconds as a task (taskSupport required); can ask the client for input, fail, or fail as a tool error.",
+		Name: "job", Title: "Job", Description: "Works for the given milliseconds as a task (taskSupport required), reporting progress when asked; can ask the client for input, fail, or fail as a tool error.",
 		InputSchema: objectSchema(map[string]any{
 			"milliseconds": map[string]any{"type": "integer", "minimum": 0, "maximum": MaxSlowMilliseconds, "default": 100, "description": "How long the job works."},
 			"fail":         map[string]any{"type": "boolean", "default": false, "description": "Fail with a JSON-RPC error at the end (the task ends failed)."},
@@ -415,21 +415,33 @@ func runJob(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
 	if err != nil {
 		return invalidArgs("job", err)
 	}
+	// Progress (when the call carried a progressToken) comes in up to 10 steps, after the
+	// CreateTaskResult: the token stays valid for the task's lifetime. The ask, if any, comes
+	// halfway.
+	steps := int64(2)
+	if tc.token != nil {
+		steps = min(10, max(2, ms))
+	}
 	start := time.Now()
-	half := start.Add(time.Duration(ms/2) * time.Millisecond)
-	if err := sleepUntil(tc.ctx, half); err != nil {
-		return nil, newError(CodeRequestTimeout, "job: stopped after %dms: %v", time.Since(start).Milliseconds(), err)
-	}
 	text := ""
-	if ask {
-		r := askClient(tc, "job", "elicitation", "job needs input")
-		if r.IsError {
-			return r, nil
+	for i := int64(1); i <= steps; i++ {
+		due := start.Add(time.Duration(ms*i/steps) * time.Millisecond)
+		if err := sleepUntil(tc.ctx, due); err != nil {
+			return nil, newError(CodeRequestTimeout, "job: stopped after %dms: %v", time.Since(start).Milliseconds(), err)
 		}
-		text = "; the client answered " + r.Content[0].Text
-	}
-	if err := sleepUntil(tc.ctx, start.Add(time.Duration(ms)*time.Millisecond)); err != nil {
-		return nil, newError(CodeRequestTimeout, "job: stopped after %dms: %v", time.Since(start).Milliseconds(), err)
+		if tc.token != nil {
+			_ = tc.peer.notify(tc.ctx, "notifications/progress", map[string]any{
+				"progressToken": tc.token, "progress": i, "total": steps,
+				"message": fmt.Sprintf("worked %d of %d ms", ms*i/steps, ms),
+			})
+		}
+		if ask && i == steps/2 {
+			r := askClient(tc, "job", "elicitation", "job needs input")
+			if r.IsError {
+				return r, nil
+			}
+			text = "; the client answered " + r.Content[0].Text
+		}
 	}
 	switch {
 	case fail && asTool:

@@ -28,6 +28,9 @@ type call struct {
 	done chan struct{}
 	// progress, when set, receives notifications/progress whose token is id.
 	progress func(Progress)
+	// linger keeps the progress route once a result answers the call (a task-augmented
+	// tools/call: the token stays valid while the task runs; see Session.lingering).
+	linger bool
 
 	// Written by the completer before the send on done:
 	result json.RawMessage
@@ -44,7 +47,7 @@ func getCall(id int64) *call {
 }
 
 func putCall(c *call) {
-	c.progress, c.result, c.fail = nil, nil, nil
+	c.progress, c.result, c.fail, c.linger = nil, nil, nil, false
 	c.at, c.sent = time.Time{}, time.Time{}
 	callPool.Put(c)
 }
@@ -176,6 +179,8 @@ type waitSpec struct {
 	ids *atomic.Int64
 	// header, when set, goes with the frame to a [transport.HeaderSender] connection.
 	header http.Header
+	// keepProgress keeps the progress route of a call answered with a result (see call.linger).
+	keepProgress bool
 }
 
 // limits are one attempt's deadlines.
@@ -431,6 +436,7 @@ func (s *Session) roundTrip(ctx context.Context, id int64, frame []byte, w *wait
 func (s *Session) pend(id int64, frame []byte, w *waitSpec, progress func(Progress)) (*call, *Error) {
 	c := getCall(id)
 	c.progress = progress
+	c.linger = progress != nil && w.keepProgress
 	if e := s.register(c); e != nil {
 		putCall(c)
 		e.Method, e.ID = w.method, id

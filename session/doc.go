@@ -44,7 +44,13 @@
 // (an isError result of a failed task is returned as a plain call's would be); an invalid task
 // object is a ProtocolError. [Session.GetTask], [Session.TaskResult], [Session.ListTasks] and
 // [Session.CancelTask] are the plain methods, and notifications/tasks/status reach
-// Options.OnNotification (and wake the call polling that task).
+// Options.OnNotification (and wake the call polling that task). The call's progress token
+// stays valid for the task's lifetime: notifications/progress that the server sends with it
+// after the CreateTaskResult reach CallOptions.OnProgress until the task is terminal or the call
+// ends (deadline, cancel), and never after CallTool returned. Over Streamable HTTP in the
+// legacy era the POST's stream ends with the CreateTaskResult, so such progress can only come on
+// the optional GET stream (streamable.Dialer.OpenGETStream), and only from a server that sends it
+// there.
 //
 // For fuzzers and load generators, [Session.SendRaw], [Session.NextID] and [Session.RequestRaw]
 // send hand-built frames, and Options.OnFrame sees every frame in both directions.

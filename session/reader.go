@@ -125,6 +125,11 @@ func (s *Session) response(env *envelope, f transport.Frame) {
 	c, found := s.pending[id]
 	if found {
 		delete(s.pending, id)
+		if c.linger && env.result != nil && env.err == nil {
+			// Moved under the same lock as the call leaves pending, so no progress that follows
+			// the answer finds neither.
+			s.lingerProgress(id, c.progress)
+		}
 	}
 	var late Category
 	var wasAbandoned bool
@@ -296,11 +301,14 @@ func (s *Session) progress(params []byte) {
 	}
 	s.mu.Lock()
 	var fn func(Progress)
+	var route *progressRoute
 	if c := s.pending[id]; c != nil {
 		fn = c.progress
+	} else {
+		route = s.lingering[id]
 	}
 	s.mu.Unlock()
-	if fn == nil {
+	if fn == nil && route == nil {
 		return
 	}
 	var p Progress
@@ -309,6 +317,10 @@ func (s *Session) progress(params []byte) {
 		p.Total, _ = strconv.ParseFloat(string(total), 64)
 	}
 	p.Message, _ = unquote(msg)
+	if route != nil {
+		route.deliver(p)
+		return
+	}
 	fn(p)
 }
 

@@ -35,6 +35,10 @@ type request struct {
 	quiet bool
 	// ids, when set, receives each attempt's request id once it is pending (see waitSpec.ids).
 	ids *atomic.Int64
+	// keepProgress keeps progress routed after a result answers the call (a task-augmented
+	// tools/call, whose task goes on); the caller must then forget the route
+	// (see [Session.forgetProgress]).
+	keepProgress bool
 	// header holds extra transport headers (a tools/call's Mcp-Param-*), sent with the
 	// stateless era's attempts only; nil for none.
 	header http.Header
@@ -64,7 +68,8 @@ func (s *Session) run(ctx context.Context, r *request, resp *Response) *Error {
 	if timeout <= 0 {
 		timeout = s.opts.RequestTimeout
 	}
-	w := waitSpec{method: r.method, timeout: timeout, noHang: r.noHang, noCancel: r.noCancel, quiet: r.quiet, ids: r.ids}
+	w := waitSpec{method: r.method, timeout: timeout, noHang: r.noHang, noCancel: r.noCancel, quiet: r.quiet, ids: r.ids,
+		keepProgress: r.keepProgress}
 	for {
 		id := s.nextID.Add(1)
 		attempts++

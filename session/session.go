@@ -127,10 +127,13 @@ type Session struct {
 	// nextID issues request ids; they start at 1 and are never reused.
 	nextID atomic.Int64
 
-	// mu guards pending, abandoned, unroutable, closing and dead: everything the reader and the
-	// callers hand over between them.
-	mu         sync.Mutex
-	pending    map[int64]*call
+	// mu guards pending, lingering, abandoned, unroutable, closing and dead: everything the
+	// reader and the callers hand over between them.
+	mu      sync.Mutex
+	pending map[int64]*call
+	// lingering routes the progress of task-augmented tools/calls answered with a task, by
+	// token, until the task ends (see progress.go).
+	lingering  map[int64]*progressRoute
 	abandoned  abandonedSet
 	unroutable []unroutable
 	closing    bool

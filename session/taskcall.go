@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,7 +12,8 @@ import (
 // SDK's client (callToolStream): tools/call with params.task → CreateTaskResult → tasks/get
 // every pollInterval until the task is terminal (then tasks/result) or input_required (then
 // tasks/result at once, which brings the server's queued requests and blocks until the task is
-// terminal) → the tool result.
+// terminal) → the tool result. The call's progress token stays routed to CallOptions.OnProgress
+// until then (see progress.go).
 
 // Poll intervals of a task-augmented call. The server's pollInterval is honoured within
 // [MinTaskPollInterval, MaxTaskPollInterval]; without one the session polls every
@@ -92,6 +94,14 @@ func (s *Session) callToolTask(ctx context.Context, r *request, name string, t *
 	params = append(params, "}}"...)
 	call := *r
 	call.params, call.timeout = params, timeout
+	if call.progress != nil {
+		// The progress token stays valid while the task runs: the reader keeps its route when
+		// the answer comes, and it is forgotten when the flow ends (terminal status, failure,
+		// the call's deadline or the caller's cancel), or at once for a direct answer.
+		var ids atomic.Int64
+		call.keepProgress, call.ids = true, &ids
+		defer func() { s.forgetProgress(ids.Load()) }()
+	}
 	var created Response
 	if e := s.run(fctx, &call, &created); e != nil {
 		return nil, e

@@ -151,7 +151,8 @@ type ToolResult struct {
 // CallOptions tunes one tools/call.
 type CallOptions struct {
 	// OnProgress, if set, receives progress notifications for this call (a progress token is
-	// sent). It runs on the session's reader goroutine and must not block.
+	// sent). It runs on the session's reader goroutine and must not block. For a call made as
+	// a task it receives the task's progress until the task is terminal (see the package doc).
 	OnProgress func(Progress)
 	// Timeout overrides the session's request timeout for this call. For a call made as a
 	// task it bounds the whole flow: tools/call, every tasks/get and tasks/result.
