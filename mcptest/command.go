@@ -40,7 +40,7 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		o           Options
 		transport   = fs.String("transport", "stdio", "transport: stdio, http, sse, ws or tcp")
 		addr        = fs.String("addr", "127.0.0.1:0", "listen address for network transports")
-		era         = fs.String("era", "both", "protocol era: legacy, stateless or both")
+		era         = fs.String("era", "", "protocol era: legacy, stateless or both (default both, but legacy with --tasks)")
 		allowRemote = fs.Bool("allow-remote", false, "allow a non-loopback --addr")
 		verbose     = fs.Bool("verbose", false, "log debug diagnostics to stderr")
 	)
@@ -58,7 +58,7 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.IntVar(&o.PageSize, "page-size", 0, "page tools/resources/prompts lists by N entries")
 	fs.BoolVar(&o.SSEResponses, "sse-responses", false, "answer Streamable HTTP requests as text/event-stream (legacy sessions: resumable with GET + Last-Event-ID)")
 	fs.BoolVar(&o.ParamHeaders, "param-headers", false, "add the tool route, whose x-mcp-header arguments a stateless Streamable HTTP tools/call must mirror in Mcp-Param-* headers (else 400, -32020)")
-	fs.BoolVar(&o.Tasks, "tasks", false, "turn on tasks (2025-11-25, experimental): the tasks capability, the job tool (taskSupport required), slow as taskSupport optional, tasks/get|result|list|cancel")
+	fs.BoolVar(&o.Tasks, "tasks", false, "turn on tasks (2025-11-25, experimental): the tasks capability, the job tool (taskSupport required), slow as taskSupport optional, tasks/get|result|list|cancel; tasks exist only in 2025-11-25 sessions, so without --era this serves the legacy era only (--era both keeps the stateless era, where a client that detects 2026-07-28 sees no tasks)")
 	fs.IntVar(&o.DropSSEAfter, "drop-sse-after", 0, "cut every legacy Streamable HTTP SSE answer to a tools/call after N events, before its response, so the client must resume with Last-Event-ID")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -75,12 +75,23 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return ExitConfig
 	}
 	switch *era {
-	case "both", "":
+	case "":
+		// Tasks are a 2025-11-25 feature: serving both eras, a client that detects the era
+		// (mcpspec does) would speak 2026-07-28 and never see them.
+		o.Era = EraBoth
+		if o.Tasks {
+			o.Era = EraLegacy
+		}
+	case "both":
 		o.Era = EraBoth
 	case "legacy", "stateless":
 		o.Era = Era(*era)
 	default:
 		fmt.Fprintf(stderr, "testserver: --era must be legacy, stateless or both, not %q\n", *era)
+		return ExitConfig
+	}
+	if o.Tasks && o.Era == EraStateless {
+		fmt.Fprintln(stderr, "testserver: --tasks needs 2025-11-25 sessions, which --era stateless does not serve (drop --era, or use --era legacy)")
 		return ExitConfig
 	}
 	if err := o.validate(); err != nil {

@@ -112,6 +112,8 @@ type Options struct {
 	// negotiate 2025-11-25: the tasks capability (list, cancel, requests.tools.call), the tool
 	// job (execution.taskSupport "required"), slow marked "optional", and tasks/get,
 	// tasks/result, tasks/list and tasks/cancel. Off by default, so the tool list stays the same.
+	// With EraStateless it is refused; with EraBoth only clients that negotiate 2025-11-25 see
+	// it (`mcpspec testserver --tasks` serves the legacy era only unless --era is given).
 	Tasks bool
 }
 
@@ -121,6 +123,9 @@ func (o *Options) validate() error {
 	case EraBoth, EraLegacy, EraStateless:
 	default:
 		return fmt.Errorf("mcptest: unknown era %q (want legacy, stateless or both)", o.Era)
+	}
+	if o.Tasks && o.Era == EraStateless {
+		return fmt.Errorf("mcptest: Tasks need 2025-11-25 sessions, which the stateless era does not serve")
 	}
 	if o.CrashRate < 0 || o.CrashRate > 1 {
 		return fmt.Errorf("mcptest: crash rate %v outside [0, 1]", o.CrashRate)

@@ -213,6 +213,10 @@ func (b *Backend) callTool(c *call) (any, *rpcError) {
 		}
 	}
 	if found == nil {
+		if p.Name == "job" && b.opts.Tasks && !tasks {
+			// --era both with --tasks: a client that detected the stateless era has no tasks.
+			return nil, newError(CodeInvalidParams, "unknown tool %q (with tasks on, job exists only in %s sessions)", p.Name, LatestLegacyVersion)
+		}
 		return nil, newError(CodeInvalidParams, "unknown tool %q", p.Name)
 	}
 	a, err := parseArgs(p.Arguments)
