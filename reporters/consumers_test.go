@@ -7,6 +7,7 @@ package reporters
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,6 +176,52 @@ func TestTAPParsesWithTAPParser(t *testing.T) {
 				t.Errorf("TAP::Parser saw\n  %s\nwant\n  %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// tapMessages is a TAP::Parser script printing, as JSON, the message of every failure in each
+// YAML diagnostics block, in order.
+const tapMessages = `
+use strict; use warnings; use TAP::Parser; use JSON::PP;
+my $p = TAP::Parser->new({ source => $ARGV[0] });
+my @msgs;
+while (my $r = $p->next) {
+  next unless $r->is_yaml;
+  push @msgs, $_->{message} for @{ $r->data->{failures} || [] };
+}
+my @errs = $p->parse_errors;
+print JSON::PP->new->canonical->encode({messages => \@msgs, errors => \@errs});
+`
+
+func TestTAPMultilineWithTAPParser(t *testing.T) {
+	perl := consumer(t, "perl")
+	script := writeTemp(t, "messages.pl", []byte(tapMessages))
+	p := writeTemp(t, "multi.tap", render(t, "tap", nil, multilineRun(), false))
+	out, err := runTool(t, 30*time.Second, perl, script, p)
+	if err != nil {
+		t.Fatalf("perl: %v\n%s", err, out)
+	}
+	var got struct {
+		Messages []string
+		Errors   []string
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("decode %q: %v", out, err)
+	}
+	if len(got.Errors) > 0 {
+		t.Fatalf("TAP::Parser errors: %q\n%s", got.Errors, render(t, "tap", nil, multilineRun(), false))
+	}
+	if len(got.Messages) != len(multilineMessages) {
+		t.Fatalf("read %d messages, want %d: %q", len(got.Messages), len(multilineMessages), got.Messages)
+	}
+	for i, want := range multilineMessages {
+		// A "|" block implies one trailing newline; nothing else may change.
+		if m := strings.TrimSuffix(got.Messages[i], "\n"); m != want {
+			t.Errorf("message %d = %q, want %q", i, m, want)
+		}
+	}
+	if out, err := runTool(t, 30*time.Second, consumer(t, "prove"), "-e", "cat", p); err == nil || !strings.Contains(out, "Failed 7/7 subtests") {
+		t.Errorf("prove on multi-line failures: err=%v\n%s", err, out)
 	}
 }
 

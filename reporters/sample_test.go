@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/mcpspec/mcpspec/result"
@@ -135,4 +136,33 @@ func interruptedRun() *result.Run {
 			},
 		}},
 	}
+}
+
+// multilineMessages are failure texts that span lines the ways real ones do: an expr error
+// with its caret diagram (lines that start with a space), a first line that starts with a
+// space, trailing blanks, an empty line, a line that reads as a YAML document end, unicode and
+// a control character.
+var multilineMessages = []string{
+	"expression \"text + vars.nope\" failed: invalid operation: string + <nil> (1:6)\n | text + vars.nope\n | .....^",
+	"  indented first line\nsecond",
+	"trailing blank \nnext",
+	"para one\n\npara two",
+	"before\n...\nafter",
+	"héllo wörld 🎉\nline2\nline3",
+	"bell \a here\nand more",
+}
+
+// multilineRun is one collection whose failed tests carry [multilineMessages], as an error
+// message and as an assertion's message and actual value.
+func multilineRun() *result.Run {
+	col := &result.Collection{Name: "multi", File: "multi.yaml", StartedAt: t0, Duration: time.Second}
+	for i, m := range multilineMessages {
+		col.Tests = append(col.Tests, &result.Test{
+			ID: fmt.Sprintf("m%d", i), Name: fmt.Sprintf("multi %d", i), Kind: "tool", Target: "echo",
+			Status: result.Failed, Duration: time.Millisecond, Latency: time.Millisecond,
+			Failures: []result.Failure{{Assertion: "expr", Expected: "x", Actual: m, Message: m, Line: 3}},
+		})
+	}
+	return &result.Run{SchemaVersion: result.SchemaVersion, ID: "01HXMULTI", StartedAt: t0, Duration: time.Second,
+		Collections: []*result.Collection{col}}
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 )
@@ -199,14 +197,7 @@ func (t *TAP) diagnostics(b *bytes.Buffer, c *result.Collection, tc *result.Test
 	d.Stderr = excerpt(tc.Stderr, lim)
 	d.Extracted = tc.Extracted
 	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(d); err != nil {
-		// Encoding plain strings and ints cannot fail; keep the stream valid regardless.
-		buf.Reset()
-		fmt.Fprintf(&buf, "message: %q\n", "diagnostics unavailable: "+err.Error())
-	}
-	_ = enc.Close()
+	d.write(&buf)
 	b.WriteString("  ---\n")
 	for _, l := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
 		b.WriteString("  ")
