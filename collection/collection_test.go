@@ -510,3 +510,33 @@ func TestAssertionFieldErrorReportedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvFileStandsInForEnvironment checks that --env-file entries resolve {{secret.X}} and
+// {{env.X}} the process environment lacks (as a dotenv file does), that the process wins when
+// both set a name, and that such secrets are masked.
+func TestEnvFileStandsInForEnvironment(t *testing.T) {
+	doc := "server: testserver\ntests: [{id: a, call: echo, with: {s: \"{{secret.API_TOKEN}}\", e: \"{{env.REGION}}\", both: \"{{env.HOME}}\"}}]"
+	opts := &LoadOptions{
+		LookupEnv: env(map[string]string{"HOME": "/home/u"}),
+		EnvFile:   map[string]string{"API_TOKEN": "t-from-file", "REGION": "eu", "HOME": "/file/home"},
+	}
+	c, err := Parse("e.yaml", []byte(doc), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := c.Vars()
+	in, err := v.ExpandMap(c.Test("a").Step.(*ToolCall).Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"s": "t-from-file", "e": "eu", "both": "/home/u"}
+	if diff := cmp.Diff(want, in); diff != "" {
+		t.Errorf("expanded (-want +got):\n%s", diff)
+	}
+	if got := v.Masker().Mask("key t-from-file here"); got != "key *** here" {
+		t.Errorf("masked = %q", got)
+	}
+	// Without the file the same collection names the missing variable.
+	_, err = Parse("e.yaml", []byte(doc), &LoadOptions{LookupEnv: env(nil)})
+	wantErrors(t, err, "environment variable API_TOKEN is not set")
+}

@@ -39,7 +39,8 @@ const (
 // LoadOptions tune loading. A nil *LoadOptions means defaults: no process environment (every
 // {{env.X}} is undefined), no extra variables, the default environment.
 type LoadOptions struct {
-	// LookupEnv resolves {{env.NAME}} and {{secret.NAME}} (os.LookupEnv in the CLI).
+	// LookupEnv resolves {{env.NAME}} and {{secret.NAME}} (os.LookupEnv in the CLI); a name it
+	// does not know is then looked up in EnvFile.
 	LookupEnv func(name string) (string, bool)
 	// Vars are --var name=value pairs (highest precedence after extracted values).
 	Vars map[string]string
@@ -79,6 +80,18 @@ func NewLoader(opts *LoadOptions) (*Loader, error) {
 	}
 	if l.opts.LookupEnv == nil {
 		l.opts.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if file := l.opts.EnvFile; len(file) > 0 {
+		// An --env-file is a dotenv file: its entries also stand in for environment variables
+		// the process does not set, so {{secret.TOKEN}} can come from a .env kept out of git.
+		lookup := l.opts.LookupEnv
+		l.opts.LookupEnv = func(name string) (string, bool) {
+			if v, ok := lookup(name); ok {
+				return v, true
+			}
+			v, ok := file[name]
+			return v, ok
+		}
 	}
 	if l.opts.MaxFileSize <= 0 {
 		l.opts.MaxFileSize = DefaultMaxFileSize
