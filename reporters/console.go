@@ -194,8 +194,11 @@ func (c *Console) digest(w *bufio.Writer, run *result.Run) {
 				a += "  (" + location(it.Col, &f) + ")"
 			}
 			c.field(w, "assertion", "", a)
-			if f.Expected != "" || f.Actual != "" {
+			// An expression that failed to evaluate has no actual value: no empty line for it.
+			if f.Expected != "" {
 				c.field(w, "  expected", ansiGreen, excerpt(f.Expected, lim))
+			}
+			if f.Actual != "" {
 				c.field(w, "  actual", ansiRed, excerpt(f.Actual, lim))
 			}
 			if f.Message != "" {

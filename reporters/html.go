@@ -74,6 +74,9 @@ type htmlTest struct {
 type htmlFailure struct {
 	result.Failure
 	Where string
+	// Block renders a multi-line message (an expression error and its caret line) in
+	// monospace, so the caret stays under the column it points at.
+	Block bool
 }
 
 type htmlAttempt struct {
@@ -204,7 +207,7 @@ func (h *HTML) test(it item) htmlTest {
 	}
 	for _, f := range t.Failures {
 		f.Expected, f.Actual = excerpt(f.Expected, lim), excerpt(f.Actual, lim)
-		ht.Failures = append(ht.Failures, htmlFailure{Failure: f, Where: location(it.Col, &f)})
+		ht.Failures = append(ht.Failures, htmlFailure{Failure: f, Where: location(it.Col, &f), Block: strings.Contains(f.Message, "\n")})
 	}
 	for i, a := range t.Attempts {
 		row := htmlAttempt{N: i + 1, Status: string(a.Status), Duration: textfmt.Duration(a.Duration), Latency: latencyText(a.Latency)}

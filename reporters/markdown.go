@@ -180,8 +180,11 @@ func (m *Markdown) failure(it item) string {
 			a += " (" + mdCode(location(it.Col, &f)) + ")"
 		}
 		fmt.Fprintf(&b, "- **Assertion:** %s — %s\n", a, mdText(f.Message))
-		if f.Expected != "" || f.Actual != "" {
-			fmt.Fprintf(&b, "  - expected: %s\n  - actual: %s\n", mdCode(excerpt(f.Expected, lim)), mdCode(excerpt(f.Actual, lim)))
+		if f.Expected != "" {
+			fmt.Fprintf(&b, "  - expected: %s\n", mdCode(excerpt(f.Expected, lim)))
+		}
+		if f.Actual != "" {
+			fmt.Fprintf(&b, "  - actual: %s\n", mdCode(excerpt(f.Actual, lim)))
 		}
 	}
 	if e := t.Error; e != nil {
