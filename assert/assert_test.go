@@ -372,7 +372,7 @@ func TestSnapshot(t *testing.T) {
 	}
 	changed := subject(t, KindTool, strings.Replace(toolResult, `"label":"five"`, `"label":"FIVE"`, 1))
 	f := c.Check(context.Background(), changed)
-	if f == nil || !strings.Contains(f.Message, `want "label": "five"`) || !strings.Contains(f.Message, `got "label": "FIVE"`) {
+	if f == nil || !strings.Contains(f.Message, "line 2: want `\"label\": \"five\",`, got `\"label\": \"FIVE\",`;") {
 		t.Fatalf("changed: %+v", f)
 	}
 }
@@ -427,5 +427,19 @@ func TestRegistry(t *testing.T) {
 	}
 	if err := reg.Register(&Builtin{Name: "equals", Compile: compileEquals}); err == nil {
 		t.Error("duplicate registration accepted")
+	}
+}
+
+func TestFirstDiff(t *testing.T) {
+	tests := []struct{ want, got, msg string }{
+		{"a\nb", "a\nb", ""},
+		{"a\n  \"x\": 1,", "a\n  \"x\": 2,", " line 2: want `\"x\": 1,`, got `\"x\": 2,`"},
+		{"a", "a\nb", " line 2: want end of file, got `b`"},
+		{"a\nb", "a", " line 2: want `b`, got end of file"},
+	}
+	for _, tc := range tests {
+		if got := firstDiff([]byte(tc.want), []byte(tc.got)); got != tc.msg {
+			t.Errorf("firstDiff(%q, %q) = %q, want %q", tc.want, tc.got, got, tc.msg)
+		}
 	}
 }

@@ -77,6 +77,15 @@ func (c *snapshotChecker) Check(ctx context.Context, s *Subject) *result.Failure
 }
 
 // firstDiff describes the first differing line of two indented JSON documents.
+// diffLine quotes one snapshot line for a message: in backquotes, so the JSON punctuation it
+// ends with ("v1",) is not read as the message's own; a line past the end says so.
+func diffLine(l []byte, present bool) string {
+	if !present {
+		return "end of file"
+	}
+	return "`" + truncate(string(bytes.TrimSpace(l)), 120) + "`"
+}
+
 func firstDiff(want, got []byte) string {
 	wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
 	for i := 0; i < len(wl) || i < len(gl); i++ {
@@ -88,8 +97,7 @@ func firstDiff(want, got []byte) string {
 			g = gl[i]
 		}
 		if !bytes.Equal(w, g) {
-			return fmt.Sprintf(" line %d: want %s, got %s", i+1,
-				truncate(string(bytes.TrimSpace(w)), 120), truncate(string(bytes.TrimSpace(g)), 120))
+			return fmt.Sprintf(" line %d: want %s, got %s", i+1, diffLine(w, i < len(wl)), diffLine(g, i < len(gl)))
 		}
 	}
 	return ""
