@@ -265,7 +265,7 @@ func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l *limits) *E
 			<-c.done
 			return s.outcome(c, w, hung || l.hungAt(c.at))
 		}
-		return s.giveUp(ctx, c, w, why, blame)
+		return s.giveUp(ctx, c, w, why, blame, l.deadline.Sub(c.sent))
 	}
 }
 
@@ -297,15 +297,20 @@ func (s *Session) outcome(c *call, w *waitSpec, hung bool) *Error {
 	return nil
 }
 
-// giveUp classifies a call its caller abandoned and tells the server (legacy era).
-func (s *Session) giveUp(ctx context.Context, c *call, w *waitSpec, why Category, blame *unroutable) *Error {
+// giveUp classifies a call its caller abandoned and tells the server (legacy era). limit is the
+// time the call was given (its deadline less its send time), which a Timeout names: the limit
+// the user set, not the slightly longer time a timer took to fire.
+func (s *Session) giveUp(ctx context.Context, c *call, w *waitSpec, why Category, blame *unroutable, limit time.Duration) *Error {
 	elapsed := time.Since(c.sent)
 	e := &Error{Category: why, Method: w.method, ID: c.id, Elapsed: elapsed}
 	switch why {
 	case Cancelled:
 		e.Message, e.Err = "cancelled by the caller", ctx.Err()
 	case Timeout:
-		e.Message = "no response within " + elapsed.Round(time.Millisecond).String()
+		if limit <= 0 || limit > elapsed {
+			limit = elapsed
+		}
+		e.Message = "no response within " + limit.Round(time.Millisecond).String()
 		if ctx.Err() != nil {
 			e.Err = ctx.Err()
 		}
@@ -480,7 +485,7 @@ func (s *Session) sendFailed(ctx context.Context, c *call, w *waitSpec, l *limit
 			quiet.noCancel = true
 			w = &quiet
 		}
-		e := s.giveUp(ctx, c, w, why, blame)
+		e := s.giveUp(ctx, c, w, why, blame, l.deadline.Sub(c.sent))
 		if e.Err == nil {
 			e.Err = err
 		}

@@ -72,6 +72,10 @@ func TestHTTPCancellationPerEra(t *testing.T) {
 			if !errors.As(err, &e) || e.Category != Timeout {
 				t.Fatalf("CallTool: %v, want a Timeout", err)
 			}
+			// The message names the limit set, not the time the timer took to fire.
+			if e.Message != "no response within 200ms" {
+				t.Errorf("message %q, want %q", e.Message, "no response within 200ms")
+			}
 			if took := time.Since(start); took > 3*time.Second {
 				t.Errorf("a call with a 200ms timeout returned after %v", took)
 			}
