@@ -179,7 +179,7 @@ func (m *Markdown) failure(it item) string {
 		if f.Line > 0 {
 			a += " (" + mdCode(location(it.Col, &f)) + ")"
 		}
-		fmt.Fprintf(&b, "- **Assertion:** %s — %s\n", a, mdText(f.Message))
+		fmt.Fprintf(&b, "- **Assertion:** %s — %s\n", a, mdMessage(f.Message))
 		if f.Expected != "" {
 			fmt.Fprintf(&b, "  - expected: %s\n", mdCode(excerpt(f.Expected, lim)))
 		}
@@ -192,7 +192,7 @@ func (m *Markdown) failure(it item) string {
 		if e.Code != 0 {
 			msg = fmt.Sprintf("%s (code %d)", msg, e.Code)
 		}
-		fmt.Fprintf(&b, "- **Error:** %s — %s\n", mdCode(e.Category), mdText(msg))
+		fmt.Fprintf(&b, "- **Error:** %s — %s\n", mdCode(e.Category), mdMessage(msg))
 		if h := hint(e); h != "" {
 			fmt.Fprintf(&b, "- **Hint:** %s\n", mdText(h))
 		}
@@ -272,6 +272,18 @@ func mdCode(s string) string {
 }
 
 // mdFence renders s as a fenced code block whose fence is longer than any backtick run in s.
+// mdMessage renders a message in a list item: one line as text; several lines (an expr error
+// with its caret line) as the first line and then the whole message in an indented fence, so
+// the caret still points at the right column.
+func mdMessage(s string) string {
+	first, _, multi := strings.Cut(strings.TrimRight(s, "\n"), "\n")
+	if !multi {
+		return mdText(s)
+	}
+	fenced := mdFence(s)
+	return mdText(first) + "\n\n  " + strings.ReplaceAll(strings.TrimRight(fenced, "\n"), "\n", "\n  ")
+}
+
 func mdFence(s string) string {
 	s = clean(s)
 	fence := "```"

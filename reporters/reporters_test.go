@@ -103,6 +103,24 @@ func TestMarkdownEscapes(t *testing.T) {
 	}
 }
 
+func TestMarkdownKeepsMultiLineMessages(t *testing.T) {
+	msg := "expr failed: unknown name respons\n (1:1)\n | respons.x == 1\n | ^"
+	got := mdMessage(msg)
+	want := "expr failed: unknown name respons\n\n  ```\n  " + strings.ReplaceAll(msg, "\n", "\n  ") + "\n  ```"
+	if got != want {
+		t.Errorf("mdMessage:\n%s\nwant:\n%s", got, want)
+	}
+	if got := mdMessage("one line"); got != "one line" {
+		t.Errorf("mdMessage(one line) = %q", got)
+	}
+	run := sampleRun()
+	run.Collections[0].Tests[1].Failures[0].Message = msg
+	out := string(render(t, "markdown", nil, run, false))
+	if !strings.Contains(out, "\n   | respons.x == 1\n   | ^\n") {
+		t.Errorf("the caret line lost its column in the markdown report:\n%s", out)
+	}
+}
+
 func TestHTMLEscapesEverything(t *testing.T) {
 	run := sampleRun()
 	run.Collections[0].Name = `<img src=x onerror=alert(1)>`
