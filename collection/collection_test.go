@@ -134,6 +134,12 @@ tests:
 			`x.yaml:9:14: test "b" retries must be an integer, got string "2"`,
 			`x.yaml:13:9: test "c" expect: unknown assertion type "equal" (did you mean "equals"?)`}},
 		{"syntax error", "server: testserver\ntests:\n  - name: a\n    call: [b\n", nil, []string{"x.yaml:", "YAML syntax error"}},
+		// yaml.v3 numbers parser errors from 0: each must name the line of the problem.
+		{"unclosed flow mapping names its line", "server: testserver\ntests:\n  - name: a\n    call: echo\n    expect:\n      - equals: {path: $.a[0], value: 1}\n", nil, []string{"x.yaml:6: YAML syntax error: did not find expected ',' or '}'"}},
+		{"unclosed flow sequence names its line", "server: testserver\ntests:\n  - name: a\n    with: [a, b\n    call: echo\n", nil, []string{"x.yaml:4: YAML syntax error: did not find expected ',' or ']'"}},
+		{"bad indentation names its line", "server: testserver\ntests:\n- name: a\n  call: echo\n bad\n", nil, []string{"x.yaml:5: YAML syntax error: did not find expected key"}},
+		{"parser error on line 1", "{server: [testserver}\n", nil, []string{"x.yaml:1: YAML syntax error: did not find expected ',' or ']'"}},
+		{"scanner error keeps its line", "server: testserver\ntests:\n  - name: a\n    call: echo: x\n", nil, []string{"x.yaml:4: YAML syntax error: mapping values are not allowed"}},
 		{"two documents", "server: testserver\ntests: [{name: a, call: b}]\n---\nname: two\n", nil, []string{"one YAML document"}},
 		{"empty", "", nil, []string{"collection is empty (a collection needs at least a server and tests"}},
 		{"only a comment", "# nothing yet\n", nil, []string{"collection is empty"}},

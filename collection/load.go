@@ -258,6 +258,23 @@ func (l *Loader) LoadAll(paths ...string) ([]*Collection, error) {
 	return out, nil
 }
 
+// yamlParserProblems are the messages of yaml.v3's parser (not its scanner) errors, whose
+// "line N" is 0-based (gopkg.in/yaml.v3 v3.0.1, parserc.go; decode.go's fail adds 1 to scanner
+// errors only).
+var yamlParserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
+}
+
 // yamlLineRE finds the line number in yaml.v3's error messages.
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
@@ -365,6 +382,11 @@ func (l *Loader) parseDocument(name string, data []byte) (*yaml.Node, error) {
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
+			if yamlParserProblems[msg] {
+				// yaml.v3 numbers a parser error's line from 0 (only a scanner error's from 1),
+				// and leaves out a line 0: both point one line above the problem.
+				line++
+			}
 		}
 		if col, ok := tabIndent(data, line); ok {
 			return fail(Pos{Line: line, Column: col}, "YAML indents with spaces only: replace the tab with spaces",
