@@ -30,11 +30,31 @@ func at(ctx context.Context, assertion string, p *Path, s *Subject) (any, *resul
 		return s.Doc, nil
 	}
 	v, err := p.Lookup(ctx, s.Doc)
-	if err != nil {
+	// A list step's document is {items}: $.tools[*].name selects an empty [] there, never a
+	// value, so it is reported as not found with the hint rather than as "got []".
+	if hint := listHint(s.Kind, p.String()); err != nil || hint != "" {
 		return nil, failure(assertion, p.String(), "", "",
-			"%s: path not found in response %s", p.String(), Excerpt(s.Doc, maxResponse))
+			"%s: path not found%s in response %s", p.String(), hint, Excerpt(s.Doc, maxResponse))
 	}
 	return v, nil
+}
+
+// listFields are the array fields of the list results a list step merges into {items}.
+var listFields = []string{"tools", "resources", "prompts", "resourceTemplates"}
+
+// listHint explains, when a list step's path names the protocol's own field ($.tools…), that
+// the step's result is {items: [...]} with every page merged; "" otherwise.
+func listHint(kind, path string) string {
+	if kind != KindList {
+		return ""
+	}
+	for _, f := range listFields {
+		rest, ok := strings.CutPrefix(path, "$."+f)
+		if ok && (rest == "" || strings.ContainsAny(rest[:1], ".[")) {
+			return fmt.Sprintf(" (a list step's result is {items: [...]}, every page merged: write $.items%s, not %s)", rest, path)
+		}
+	}
+	return ""
 }
 
 // optPath compiles a path that may be empty.
