@@ -451,3 +451,57 @@ func TestFirstDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestExprMatchesTimeLimit: one `matches` of a large pattern over a long text costs more than
+// the whole time limit, so the limit must be checked inside the match, not only between steps.
+func TestExprMatchesTimeLimit(t *testing.T) {
+	text := strings.Repeat("ab", 50_000)
+	prog, err := CompileExpr(`all(1..40, { not (text matches "(?:[ab]{0,1000}c)") })`, ExprLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = EvalExpr(context.Background(), prog, ExprEnv{Text: text}, ExprLimits{Timeout: 50 * time.Millisecond})
+	elapsed := time.Since(start)
+	if !errors.Is(err, ErrExprLimit) || !strings.Contains(err.Error(), "longer than 50ms") {
+		t.Errorf("err = %v, want the time limit", err)
+	}
+	// Uninterrupted, 16 matches run between two clock checks (tens of seconds); allow slack.
+	if elapsed > 5*time.Second {
+		t.Errorf("took %s, want it stopped near its 50ms limit", elapsed)
+	}
+}
+
+func TestExprMatches(t *testing.T) {
+	tests := []struct {
+		src, text string
+		want      bool
+		err       string
+	}{
+		{src: `text matches "^h.llo w.rld$"`, text: "héllo wörld", want: true},
+		{src: `text matches "x"`, text: "héllo", want: false},
+		{src: `text matches "\\d+"`, text: strings.Repeat("a", 5000) + "7", want: true},
+		{src: `text matches "^a.b$"`, text: "a\xffb", want: true},
+		{src: `text matches vars.p`, text: "abc", err: "matches: error parsing regexp"},
+		{src: `response matches "a"`, text: "a", err: "the left side is []interface {}, not a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			prog, err := CompileExpr(tt.src, ExprLimits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := EvalExpr(context.Background(), prog,
+				ExprEnv{Text: tt.text, Response: []any{"a"}, Vars: map[string]any{"p": "(unclosed"}}, ExprLimits{})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("= %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}

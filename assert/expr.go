@@ -94,6 +94,8 @@ type exprBudget struct {
 	deadline time.Time
 	steps    int
 	total    int
+	// regexps caches the patterns `matches` compiled during this evaluation.
+	regexps map[string]*regexp.Regexp
 }
 
 // guard is called around every closure body, "+", builtin call and collection literal: it
@@ -173,8 +175,15 @@ func (guardPatch) Visit(node *ast.Node) {
 	case *ast.PredicateNode:
 		n.Node = wrap(n.Node)
 	case *ast.BinaryNode:
-		if n.Operator == "+" || n.Operator == "*" || n.Operator == "**" {
+		switch n.Operator {
+		case "+", "*", "**":
 			ast.Patch(node, wrap(n))
+		case "matches":
+			// The VM's own matches cannot be interrupted; __matches stops at the deadline.
+			ast.Patch(node, &ast.CallNode{
+				Callee:    &ast.IdentifierNode{Value: "__matches"},
+				Arguments: []ast.Node{&ast.IdentifierNode{Value: "__budget"}, n.Left, n.Right},
+			})
 		}
 	case *ast.BuiltinNode, *ast.ArrayNode, *ast.MapNode:
 		ast.Patch(node, wrap(n))
@@ -214,6 +223,13 @@ func exprOptions(l ExprLimits) []expr.Option {
 			}
 			return params[1], b.guard(params[1])
 		}, new(func(*exprBudget, any) any)),
+		expr.Function("__matches", func(params ...any) (any, error) {
+			b, ok := params[0].(*exprBudget)
+			if !ok || b == nil {
+				return nil, errors.New("__matches: no budget")
+			}
+			return b.match(params[1], params[2])
+		}, new(func(*exprBudget, any, any) bool)),
 	}
 }
 
