@@ -239,7 +239,9 @@ func interpret(run *result.Run) []string {
 	if len(fl) > 0 {
 		out = append(out, fmt.Sprintf("%s passed only after a retry (%s): treat as flaky; the retry hides an intermittent failure.", textfmt.Plural(len(fl), "test"), strings.Join(fl, ", ")))
 	}
-	if run.Interrupted {
+	if run.BailedAfter != "" {
+		out = append(out, fmt.Sprintf("The run stopped after %q did not pass (--bail); skipped tests were not judged.", run.BailedAfter))
+	} else if run.Interrupted {
 		out = append(out, "The run was interrupted before every test ran; skipped tests were not judged.")
 	} else if c.Skipped > 0 && ran > 0 {
 		verb := "were"

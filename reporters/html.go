@@ -37,6 +37,7 @@ type htmlData struct {
 	PassRate, Duration, Started  string
 	Environment, Branch, Commit  string
 	Interrupted                  bool
+	Bailed                       bool // stopped by --bail
 	Meaning                      []string
 	Segments                     []htmlSegment
 	Collections                  []htmlCollection
@@ -132,6 +133,7 @@ func (h *HTML) data(run *result.Run) htmlData {
 		Started:      fmtTime(run.StartedAt),
 		Environment:  run.Environment,
 		Interrupted:  run.Interrupted,
+		Bailed:       run.BailedAfter != "",
 		Meaning:      interpret(run),
 	}
 	if run.Git != nil {

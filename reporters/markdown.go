@@ -100,7 +100,10 @@ func (m *Markdown) head(run *result.Run) string {
 		}
 		meta = append(meta, s)
 	}
-	if run.Interrupted {
+	switch {
+	case run.BailedAfter != "":
+		meta = append(meta, "**stopped by --bail**")
+	case run.Interrupted:
 		meta = append(meta, "**interrupted**")
 	}
 	if len(meta) > 0 {

@@ -138,6 +138,18 @@ func interruptedRun() *result.Run {
 	}
 }
 
+// bailedRun is a run that --bail stopped after its second test failed.
+func bailedRun() *result.Run {
+	run := interruptedRun()
+	run.BailedAfter = "second"
+	tests := run.Collections[0].Tests
+	tests[1] = &result.Test{ID: "b", Name: "second", Kind: "tool", Status: result.Failed, Duration: 5 * time.Millisecond, Latency: 4 * time.Millisecond,
+		Failures: []result.Failure{{Assertion: "contains", Message: "text does not contain \"b\"", Expected: "b", Actual: "a"}},
+		Attempts: []result.Attempt{{Status: result.Failed, Duration: 5 * time.Millisecond, Latency: 4 * time.Millisecond}}}
+	run.Collections[0].Tests = append(tests, &result.Test{ID: "c", Name: "third", Kind: "tool", Status: result.Skipped, SkipReason: `not run: --bail stopped the run after "second" did not pass`})
+	return run
+}
+
 // multilineMessages are failure texts that span lines the ways real ones do: an expr error
 // with its caret diagram (lines that start with a space), a first line that starts with a
 // space, trailing blanks, an empty line, a line that reads as a YAML document end, unicode and

@@ -89,8 +89,10 @@ func (t *TAP) Report(w io.Writer, run *result.Run) error {
 	if streaming {
 		fmt.Fprintf(&b, "1..%d\n", n)
 	}
-	if run.Interrupted {
-		c := run.Counts()
+	switch c := run.Counts(); {
+	case run.BailedAfter != "":
+		fmt.Fprintf(&b, "Bail out! --bail: stopped after %s did not pass (%d of %s ran)\n", oneLine(clean(run.BailedAfter)), c.Total-c.Skipped, textfmt.Plural(c.Total, "test"))
+	case run.Interrupted:
 		fmt.Fprintf(&b, "Bail out! run interrupted after %d of %s\n", c.Total-c.Skipped, textfmt.Plural(c.Total, "test"))
 	}
 	_, err := w.Write(b.Bytes())

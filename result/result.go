@@ -29,7 +29,10 @@ type Run struct {
 	StartedAt     time.Time     `json:"startedAt"`
 	Duration      time.Duration `json:"durationNs"`
 	// Interrupted is set when the run was stopped (Ctrl-C, --bail) before every test ran.
-	Interrupted bool          `json:"interrupted,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// BailedAfter names the test whose failure stopped the run under --bail (Interrupted is
+	// then set too); empty otherwise.
+	BailedAfter string        `json:"bailedAfter,omitempty"`
 	Environment string        `json:"environment,omitempty"`
 	Git         *Git          `json:"git,omitempty"`
 	Collections []*Collection `json:"collections"`

@@ -263,6 +263,9 @@ tests:
 	if !run.Interrupted {
 		t.Error("Interrupted not set")
 	}
+	if run.BailedAfter != run.Collections[0].Tests[1].Name {
+		t.Errorf("BailedAfter = %q, want the failing test %q", run.BailedAfter, run.Collections[0].Tests[1].Name)
+	}
 	for _, c := range run.Collections[1:] {
 		for _, x := range c.Tests {
 			if x.Status != result.Skipped {

@@ -302,7 +302,7 @@ func (cr *colRun) finish(n *node) {
 		cr.st.mu.Lock()
 		if cr.st.bailed == "" {
 			cr.st.bailed = n.rt.Name
-			cr.rr.Interrupted = true
+			cr.rr.Interrupted, cr.rr.BailedAfter = true, n.rt.Name
 		}
 		cr.st.mu.Unlock()
 	}
