@@ -10,7 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/mcpspec/mcpspec/session/internal/jsonscan"
 )
 
 // This file computes the Mcp-Param-* request headers of the stateless era over Streamable HTTP
@@ -252,7 +253,7 @@ func headerValue(raw []byte) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		s = toValidUTF8(u)
+		s = jsonscan.ValidUTF8(u)
 	case string(raw) == "true", string(raw) == "false":
 		return string(raw), true
 	case raw[0] == '-' || isDigit(raw[0]):
@@ -268,25 +269,6 @@ func headerValue(raw []byte) (string, bool) {
 		return base64Prefix + base64.StdEncoding.EncodeToString([]byte(s)) + base64Suffix, true
 	}
 	return s, true
-}
-
-// toValidUTF8 replaces each byte that is not part of valid UTF-8 by U+FFFD, as encoding/json
-// decodes a string.
-func toValidUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	out := make([]byte, 0, len(s)+8)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
-		} else {
-			out = append(out, s[i:i+n]...)
-		}
-		i += n
-	}
-	return string(out)
 }
 
 // needsBase64 reports whether a value must travel base64-encoded: it has a byte outside

@@ -416,3 +416,22 @@ func ParseInt(raw []byte) (int64, bool) {
 	}
 	return int64(n), true
 }
+
+// ValidUTF8 replaces each byte of s that is not part of valid UTF-8 by U+FFFD, one per byte, as
+// encoding/json does when it decodes a string (strings.ToValidUTF8 replaces a whole run by one).
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	out := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(out)
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mcpspec/mcpspec/session/internal/jsonscan"
 )
@@ -84,20 +83,7 @@ func keyFold(tok []byte, name string) bool {
 // byte that is not part of valid UTF-8 replaced by U+FFFD.
 func decodeString(tok []byte) string {
 	s, _ := jsonscan.Unquote(tok)
-	if utf8.ValidString(s) {
-		return s
-	}
-	out := make([]byte, 0, len(s)+8)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			out = utf8.AppendRune(out, utf8.RuneError)
-		} else {
-			out = append(out, s[i:i+n]...)
-		}
-		i += n
-	}
-	return string(out)
+	return jsonscan.ValidUTF8(s)
 }
 
 // methodHeaders are the Mcp-Method values of the methods a client sends, shared by every
