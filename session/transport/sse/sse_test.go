@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
 
 // legacy plays a 2024-11-05 HTTP+SSE server: GET /sse opens the stream and announces
@@ -76,35 +77,12 @@ func newLegacy(t *testing.T, endpoint string) *legacy {
 
 func dial(t *testing.T, d Dialer) *Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := d.Dial(ctx)
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c.(*Conn)
+	return conntest.Dial(t, d).(*Conn)
 }
 
 func recv(t *testing.T, c *Conn) (transport.Frame, error) {
 	t.Helper()
-	type res struct {
-		f   transport.Frame
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		f, err := c.Recv()
-		ch <- res{f, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.f, r.err
-	case <-time.After(5 * time.Second):
-		c.Close()
-		t.Fatal("Recv: nothing within 5s")
-	}
-	return transport.Frame{}, nil
+	return conntest.Recv(t, c)
 }
 
 func TestEndpointResolution(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
 
 // seen is one request as the test server received it.
@@ -94,12 +95,7 @@ func sseWrite(w http.ResponseWriter, s string) {
 
 func dial(t *testing.T, d Dialer) *Conn {
 	t.Helper()
-	c, err := d.Dial(context.Background())
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c.(*Conn)
+	return conntest.Dial(t, d).(*Conn)
 }
 
 func send(t *testing.T, c transport.Conn, frame string) {
@@ -111,29 +107,14 @@ func send(t *testing.T, c transport.Conn, frame string) {
 	}
 }
 
-// recv waits (bounded) for the next frame.
+// recv waits (bounded) for the next frame and fails the test on an error.
 func recv(t *testing.T, c transport.Conn) transport.Frame {
 	t.Helper()
-	type res struct {
-		f   transport.Frame
-		err error
+	f, err := conntest.Recv(t, c)
+	if err != nil {
+		t.Fatalf("Recv: %v", err)
 	}
-	ch := make(chan res, 1)
-	go func() {
-		f, err := c.Recv()
-		ch <- res{f, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			t.Fatalf("Recv: %v", r.err)
-		}
-		return r.f
-	case <-time.After(5 * time.Second):
-		c.Close() // unblocks the Recv goroutine
-		t.Fatal("Recv: no frame within 5s")
-	}
-	return transport.Frame{}
+	return f
 }
 
 // statusErr asserts err is a *transport.StatusError and returns it.

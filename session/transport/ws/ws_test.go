@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
 
 // wsServer runs handle for each accepted WebSocket; it records the handshake headers and how the
@@ -63,35 +64,12 @@ func (s *wsServer) wsURL() string { return "ws" + strings.TrimPrefix(s.URL, "htt
 
 func dial(t *testing.T, d Dialer) *Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := d.Dial(ctx)
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c.(*Conn)
+	return conntest.Dial(t, d).(*Conn)
 }
 
 func recv(t *testing.T, c *Conn) (transport.Frame, error) {
 	t.Helper()
-	type res struct {
-		f   transport.Frame
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		f, err := c.Recv()
-		ch <- res{f, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.f, r.err
-	case <-time.After(5 * time.Second):
-		c.Close()
-		t.Fatal("Recv: nothing within 5s")
-	}
-	return transport.Frame{}, nil
+	return conntest.Recv(t, c)
 }
 
 func TestEchoHeadersAndSubprotocol(t *testing.T) {
