@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
 
 // gateWriter blocks its first Write until release is closed, and counts writes.
@@ -153,23 +154,9 @@ func TestWriterErrorIsSticky(t *testing.T) {
 	}
 }
 
-// checkGoroutines returns a func that fails t if goroutines started since remain after a
-// short grace.
 func checkGoroutines(t *testing.T) func() {
 	t.Helper()
-	before := runtime.NumGoroutine()
-	return func() {
-		t.Helper()
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				t.Errorf("goroutines: %d before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	return conntest.CheckGoroutines(t)
 }
 
 // waitFor polls cond until it holds or a few seconds pass.

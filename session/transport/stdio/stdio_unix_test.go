@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
 
 func start(t *testing.T, c Command) *Conn {
@@ -361,17 +362,9 @@ func eventually(cond func() bool) bool {
 	return true
 }
 
-// checkGoroutines returns a func that fails t if goroutines started since remain.
 func checkGoroutines(t *testing.T) func() {
 	t.Helper()
-	before := runtime.NumGoroutine()
-	return func() {
-		t.Helper()
-		if !eventually(func() bool { return runtime.NumGoroutine() <= before }) {
-			buf := make([]byte, 1<<16)
-			t.Errorf("goroutines: %d before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-		}
-	}
+	return conntest.CheckGoroutines(t)
 }
 
 // TestCloseWhileChildFloodsStdout: a child writing to stdout that nobody reads must still

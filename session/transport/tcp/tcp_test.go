@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 	"github.com/mcpspec/mcpspec/session/transport/linestream"
 )
 
@@ -187,17 +187,5 @@ func TestDialErrors(t *testing.T) {
 
 func checkGoroutines(t *testing.T) func() {
 	t.Helper()
-	before := runtime.NumGoroutine()
-	return func() {
-		t.Helper()
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				t.Errorf("goroutines: %d before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	return conntest.CheckGoroutines(t)
 }

@@ -4,6 +4,7 @@ package conntest
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -47,4 +48,23 @@ func Recv(t testing.TB, c transport.Conn) (transport.Frame, error) {
 		t.Fatalf("Recv: nothing within %v", Wait)
 	}
 	return transport.Frame{}, nil
+}
+
+// CheckGoroutines returns a func, meant for defer, that fails t if goroutines started since the
+// call are still running after a grace of 3s: a transport must not leak its readers or writers.
+func CheckGoroutines(t testing.TB) func() {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	return func() {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Second)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<16)
+				t.Errorf("goroutines: %d before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
