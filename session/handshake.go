@@ -262,7 +262,7 @@ func (s *Session) awaiting(id int64) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.pending[id]
+	_, ok := s.sh.pending[id]
 	return ok
 }
 
@@ -317,7 +317,7 @@ func (s *Session) discover(ctx context.Context, v string, timeout time.Duration,
 
 // setStateless switches the session to the stateless era with version v.
 func (s *Session) setStateless(v string, res *discoverResult) {
-	s.stateMu.Lock()
+	s.mu.Lock()
 	n := *s.state.Load()
 	n.era, n.version, n.meta = EraStateless, v, s.metaFor(v)
 	if res != nil {
@@ -329,7 +329,7 @@ func (s *Session) setStateless(v string, res *discoverResult) {
 		}
 	}
 	s.state.Store(&n)
-	s.stateMu.Unlock()
+	s.mu.Unlock()
 	s.tellVersion(v)
 }
 
@@ -403,12 +403,12 @@ func (s *Session) initRequest(ctx context.Context, v string, ids *atomic.Int64) 
 // adoptInit switches the session to the legacy era initialize negotiated and sends
 // notifications/initialized.
 func (s *Session) adoptInit(ctx context.Context, res *initializeResult) error {
-	s.stateMu.Lock()
+	s.mu.Lock()
 	old := s.state.Load()
 	s.state.Store(&negotiated{era: EraLegacy, version: res.ProtocolVersion, serverInfo: res.ServerInfo,
 		serverCaps: res.Capabilities, instructions: res.Instructions, gen: old.gen + 1,
 		toolTasks: declaresToolTasks(res.Capabilities)})
-	s.stateMu.Unlock()
+	s.mu.Unlock()
 	s.tellVersion(res.ProtocolVersion)
 	return s.notify(ctx, "notifications/initialized", nil)
 }
