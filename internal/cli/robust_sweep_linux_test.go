@@ -17,7 +17,7 @@ import (
 const sweepBound = 15 * time.Second
 
 // sweepCase is one command line of the "no input crashes us" sweep and what it must give: an
-// exit code from DESIGN.md's list, a message matching want (stdout and stderr together), and a
+// exit code from the README's list, a message matching want (stdout and stderr together), and a
 // hint. Every case also checks that mcpspec did not panic, finished within sweepBound, and left
 // no process behind.
 type sweepCase struct {
