@@ -123,12 +123,12 @@ func collisionFindings(its []*item, others [][]*item) []Finding {
 					out = append(out, Finding{RuleID: rc.ID, Severity: rc.Severity, Confidence: Certain, Subject: t.subject, Related: []Subject{u.subject},
 						Message:  fmt.Sprintf("%s also exposes a tool named %q", u.subject.Server, b),
 						Evidence: evidence("/name", a, 0, len(a), ""), Fix: rc.Fix,
-						Signals:  []Signal{{Kind: "same-name", Text: b}}})
+						Signals: []Signal{{Kind: "same-name", Text: b}}})
 				case confusable(a, b):
 					out = append(out, Finding{RuleID: rn.ID, Severity: rn.Severity, Confidence: Firm, Subject: t.subject, Related: []Subject{u.subject},
 						Message:  fmt.Sprintf("%q is confusable with %q of %s", a, b, u.subject.Server),
 						Evidence: evidence("/name", a, 0, len(a), ""), Fix: rn.Fix,
-						Signals:  []Signal{{Kind: "near-miss", Text: b}}})
+						Signals: []Signal{{Kind: "near-miss", Text: b}}})
 				}
 			}
 		}

@@ -286,4 +286,3 @@ func Locate(fs []Finding, file string, data []byte, metas ...*Metadata) {
 		f.Location = &Location{File: file, Line: line}
 	}
 }
-
