@@ -26,8 +26,9 @@ type target struct {
 }
 
 // prepare validates the server flags and parses the SPEC; it starts nothing. Problems are
-// config errors (exit 3).
-func (a *app) prepare(f serverFlags, verb string) (*target, error) {
+// config errors (exit 3). adjust, when given, may change the SPEC options (working directory,
+// environment) before the SPEC is parsed.
+func (a *app) prepare(f serverFlags, verb string, adjust ...func(*spec.Options)) (*target, error) {
 	if err := f.validate(verb); err != nil {
 		return nil, err
 	}
@@ -45,6 +46,9 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		Env:        env,
 		StderrPath: f.StderrPath,
 		Executable: a.io.Executable,
+	}
+	for _, fn := range adjust {
+		fn(so)
 	}
 	d, info, err := spec.Parse(f.Server, so)
 	if err != nil {
