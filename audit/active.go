@@ -107,6 +107,10 @@ func PlanActive(m *Metadata, opts *ActiveOptions) (*Plan, error) {
 		total += len(probes)
 		plan.Probes = append(plan.Probes, probes...)
 	}
+	// Oversized inputs go last: a crash ends the session and every probe after it.
+	slices.SortStableFunc(plan.Probes, func(a, b Probe) int {
+		return boolInt(a.Kind == RuleExhaustion) - boolInt(b.Kind == RuleExhaustion)
+	})
 	return plan, nil
 }
 
@@ -267,6 +271,13 @@ func toolProbes(it *item, sb *Sandbox) []Probe {
 	return out
 }
 
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func pathBase(p string) string {
 	return p[strings.LastIndexAny(p, `/\`)+1:]
 }
@@ -336,7 +347,7 @@ func Active(ctx context.Context, c Caller, m *Metadata, opts *ActiveOptions) ([]
 			if crashed || session.CategoryOf(err) == session.Timeout || session.CategoryOf(err) == session.Hang {
 				r, _ := RuleByID(p.Kind)
 				report(Finding{RuleID: r.ID, Severity: r.Severity, Confidence: Firm, Subject: subj, Fix: r.Fix,
-					Message: fmt.Sprintf("with %s the call failed as %s: %v", p.What, session.CategoryOf(err), clip(fmt.Sprint(err), 200)),
+					Message: fmt.Sprintf("with %s the call failed: %v", p.What, clip(fmt.Sprint(err), 200)),
 					Signals: []Signal{{Kind: "probe", Text: p.What}}})
 			}
 		}
