@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 var update = flag.Bool("update", false, "rewrite generated testdata (the poisoned lockfile, goldens)")
@@ -191,5 +192,46 @@ func TestPoisonedCorpus(t *testing.T) {
 		if r.Mode == Passive && !fired[r.ID] {
 			t.Errorf("passive rule %s never fired on the poisoned corpus", r.ID)
 		}
+	}
+}
+
+// TestReportJSONFollowsSchema checks the poisoned corpus's JSON report, as the CLI wraps it,
+// against schema/audit.v1.json.
+func TestReportJSONFollowsSchema(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "schema", "audit.v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	const url = "https://mcpspec.dev/schema/audit.v1.json"
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := struct {
+		*Report
+		FailOn   string `json:"failOn"`
+		Failing  int    `json:"failing"`
+		ExitCode int    `json:"exitCode"`
+	}{auditPoisoned(t), "high", 3, 6}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, wrapped); err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(v); err != nil {
+		t.Fatalf("audit JSON does not follow audit.v1.json: %v", err)
 	}
 }
