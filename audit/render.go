@@ -160,7 +160,7 @@ func ToRun(rep *Report, failOn Severity, started time.Time, took time.Duration) 
 			col.Tests = append(col.Tests, t)
 		}
 		if len(col.Tests) == 0 {
-			col.Tests = []*result.Test{{ID: "no-findings-" + slug(s.Name), Name: "no findings", Server: s.Name, Kind: "audit",
+			col.Tests = []*result.Test{{ID: "no-findings-" + slug(s.Name), Name: "audit: no findings", Server: s.Name, Kind: "audit",
 				Status: result.Passed, Attempts: []result.Attempt{{Status: result.Passed}}}}
 		}
 		run.Collections = append(run.Collections, col)
