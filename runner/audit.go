@@ -38,7 +38,7 @@ func (cr *colRun) runAudit(ctx context.Context, spec *collection.AuditSpec) {
 		cr.addTests(rt)
 		return
 	}
-	meta, err := audit.Collect(ctx, c.s)
+	meta, err := audit.Collect(ctx, c.Session)
 	p.release(c, err != nil)
 	if err != nil {
 		fail("audit: list the server's metadata", err)

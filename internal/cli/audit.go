@@ -223,12 +223,11 @@ func (a *app) auditLive(ctx context.Context, r *auditRun) (meta *audit.Metadata,
 	if r.mode == audit.ActiveMode {
 		return a.auditActive(ctx, r)
 	}
-	t, err := a.prepare(r.f, "audit")
+	t, err := a.prepare(r.f, "audit", prepareHook{session: auditSessionOptions})
 	if err != nil {
 		return nil, nil, false, err
 	}
 	defer func() { t.finish(err != nil) }()
-	auditSessionOptions(&t.opts)
 	s, err := t.open(ctx)
 	if err != nil {
 		return nil, nil, false, err

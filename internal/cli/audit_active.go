@@ -99,17 +99,16 @@ func (a *app) auditActive(ctx context.Context, r *auditRun) (meta *audit.Metadat
 			fmt.Fprintf(a.io.Stderr, "note: the server runs in a temporary directory; made absolute: %s\n", strings.Join(moved, ", "))
 		}
 	}
-	t, err := a.prepare(f, "audit", func(o *spec.Options) {
+	t, err := a.prepare(f, "audit", prepareHook{session: auditSessionOptions, spec: func(o *spec.Options) {
 		if sb != nil {
 			o.Dir = sb.Dir
 			o.Env = append(append([]string{}, sb.Env()...), o.Env...)
 		}
-	})
+	}})
 	if err != nil {
 		return nil, nil, false, err
 	}
 	defer func() { t.finish(err != nil) }()
-	auditSessionOptions(&t.opts)
 	s, err := t.open(ctx)
 	if err != nil {
 		return nil, nil, false, err
