@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"regexp"
+	"regexp/syntax"
 	"runtime"
 	"strings"
 	"testing"
@@ -68,6 +70,7 @@ func budgetEnv() ExprEnv {
 			"json": jsonText,
 			"b64":  base64.StdEncoding.EncodeToString([]byte(jsonText)),
 			"num":  strings.Repeat("1", 4_000_000),
+			"pat":  "(a|b)" + strings.Repeat("x?", 50_000),
 		},
 		Vars: map[string]any{},
 	}
@@ -124,6 +127,8 @@ func TestExprBudgetBoundsAllocation(t *testing.T) {
 		{`duration(text) > duration("1s")`, "duration would build"},
 		{`date(text) == now()`, "date would build"},
 		{`timezone(text) != nil`, "timezone would build"},
+		{`text matches response.pat`, "matches (compiling its pattern) would build"},
+		{`text matches text`, "matches (compiling its pattern) would build"},
 	}
 	bound := allocBound(budgetLimits)
 	for _, tc := range tests {
@@ -161,6 +166,33 @@ func allocated(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestPatternCostCoversCompile: what `matches` charges a pattern covers what compiling it and
+// matching with it allocate, so that the budget bounds a pattern the response supplies.
+func TestPatternCostCoversCompile(t *testing.T) {
+	text := strings.Repeat("ab1 É", 200)
+	for _, pat := range []string{
+		`a`, `^fi`, `(a|b)+c`, `[a-z]+\d{3}$`, `\pL{1000}`, `(?:[\pL\pN]{100}){10}`, `(?i:\pL)+`,
+		`[^\pL]{1000}`, strings.Repeat(`.{1000}`, 20), strings.Repeat(`\pL`, 200), strings.Repeat(`(a|b)`, 300),
+		`^(?:\w+\s)*$`, `^\pL{1000}$`, `^(?:[\pL\pN]{100}){10}$`, `^[^a]{1000}b$`, `^(?i:[\pL\pS]{500})$`, `x{2,1000}`, `(?:(?:a{10}){10}){10}`, `(?:.{0,1000}){1}`, strings.Repeat(`[\p{Greek}\p{Han}]`, 50),
+	} {
+		tree, err := syntax.Parse(pat, syntax.Perl)
+		if err != nil {
+			t.Fatalf("%s: %v", pat, err)
+		}
+		cost := parseCost(pat) + programCost(tree, anchored(tree), 1<<40)
+		got := allocated(func() {
+			re := regexp.MustCompile(pat)
+			in := &deadlineReader{deadline: time.Now().Add(time.Hour)}
+			in.r.Reset(text)
+			re.MatchReader(in)
+		})
+		if got > uint64(cost) {
+			t.Errorf("%.40s: compiling and matching allocated %d bytes, more than its cost of %d", pat, got, cost)
+		}
+		t.Logf("%.30s: cost %d, allocated %d (%.1fx)", pat, cost, got, float64(cost)/float64(got))
+	}
 }
 
 // TestExprUniqTimeLimit: uniq compares each element with every one it kept; over a long list of
