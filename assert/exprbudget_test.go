@@ -217,3 +217,41 @@ func TestExprUniqTimeLimit(t *testing.T) {
 		t.Errorf("took %s, want it stopped near its 50ms limit", elapsed)
 	}
 }
+
+// FuzzExprBudget: no expression, over any text, allocates more than its limits allow, and none
+// panics past the VM.
+func FuzzExprBudget(f *testing.F) {
+	text := strings.Repeat("ab,c\n<é>", 50)
+	for _, src := range []string{
+		`len(split(text, "")) < 0`, `len(splitAfter(text, ",")) > 0`, `repeat(text, 1000) == ""`,
+		`len(1..1000000) > 0`, `toJSON(response) != ""`, `string(response.deep) != ""`,
+		`len(toJSON(map(1..50, response))) > 0`, `fromJSON(toJSON(response)) != nil`,
+		`reduce(1..20, #acc + #acc, text) != ""`, `join(map(1..100, text)) != ""`,
+		`replace(text, "", text) != ""`, `len(flatten(map(1..100, response.nested))) > 0`,
+		`text matches repeat(".{1000}", 50)`, `uniq(split(text, "")) != nil`,
+		`all(1..100, {len(upper(text + string(#))) > 0})`, `len(sortBy(split(text, ""), #)) > 0`,
+		`text contains "é" and len(text) > 3`,
+	} {
+		f.Add(src, text)
+	}
+	env := semanticsEnv()
+	bound := allocBound(budgetLimits)
+	f.Fuzz(func(t *testing.T, src, text string) {
+		prog, err := CompileExpr(src, budgetLimits)
+		if err != nil {
+			return
+		}
+		env := env
+		env.Text = text
+		var evalErr error
+		alloc := allocated(func() {
+			_, evalErr = EvalExpr(context.Background(), prog, env, budgetLimits)
+		})
+		if alloc > bound {
+			t.Errorf("%s allocated %d bytes, over the bound of %d", src, alloc, bound)
+		}
+		if evalErr != nil && strings.HasPrefix(evalErr.Error(), "expression panicked") {
+			t.Errorf("%s: %v", src, evalErr)
+		}
+	})
+}
