@@ -71,9 +71,9 @@ func (b *exprBudget) match(s, pattern any) (bool, error) {
 // copies), and what compiling and matching cost an instruction of the program, and a rune of a
 // class when the pattern is anchored (Go then builds a one-pass matcher with a table per class).
 const (
-	patternBaseCost  = 8 << 10
+	patternBaseCost  = 16 << 10
 	patternByteCost  = 256
-	unicodeClassCost = 16 << 10
+	unicodeClassCost = 24 << 10
 	instCost         = 320
 	onePassRuneCost  = 8
 )
