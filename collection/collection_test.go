@@ -72,7 +72,7 @@ func TestSeedForms(t *testing.T) {
 		t.Errorf("extract = %+v", tt.Extract)
 	}
 	in, err := adv.Vars().ExpandMap(tt.Step.(*ToolCall).Input)
-	if err != nil || in["id"] != "7" {
+	if err != nil || in["id"] != int64(7) { // --var userId=7 is a number, as in an environment block
 		t.Errorf("expanded input = %v, %v", in, err)
 	}
 	// The same file without userId is an undefined variable, positioned.
@@ -545,4 +545,24 @@ func TestEnvFileStandsInForEnvironment(t *testing.T) {
 	// Without the file the same collection names the missing variable.
 	_, err = Parse("e.yaml", []byte(doc), &LoadOptions{LookupEnv: env(nil)})
 	wantErrors(t, err, "environment variable API_TOKEN is not set")
+}
+
+// TestVarValuesAreYAMLScalars: a --var value is typed as the same text in an environment block
+// would be; quoting keeps a string.
+func TestVarValuesAreYAMLScalars(t *testing.T) {
+	doc := "server: testserver\ntests:\n  - {id: a, call: add, with: {a: \"{{a}}\", b: \"{{b}}\", s: \"{{s}}\", f: \"{{f}}\", q: \"{{q}}\", l: \"{{l}}\", n: \"{{n}}\"}}\n"
+	c, err := Parse("v.yaml", []byte(doc), &LoadOptions{Vars: map[string]string{
+		"a": "5", "b": "0.3", "s": "hello world", "f": "true", "q": "'5'", "l": "[1, 2]", "n": "~",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := c.Vars().ExpandMap(c.Test("a").Step.(*ToolCall).Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": int64(5), "b": 0.3, "s": "hello world", "f": true, "q": "5", "l": "[1, 2]", "n": nil}
+	if diff := cmp.Diff(want, in); diff != "" {
+		t.Errorf("expanded (-want +got):\n%s", diff)
+	}
 }
