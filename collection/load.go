@@ -332,6 +332,7 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 	}
 	c.Environment = env
 	base := newVars(l.opts.LookupEnv, c.Masker, c.Variables, envVars, toAny(l.opts.EnvFile), scalars(l.opts.Vars))
+	d.resolveTemplates(c, base)
 	d.validate(c, base, l.opts.LookupEnv)
 	if len(d.errs) > 0 {
 		return nil, sortErrors(d.errs)
