@@ -615,3 +615,24 @@ tests:
 	_, err := Parse("s.yaml", []byte(strings.Replace(doc, "srv: main,", "srv: nope,", 1)), nil)
 	wantErrors(t, err, `s.yaml:5:11: defaults.server "nope" (from "{{srv}}") is not defined`)
 }
+
+// TestEveryProblemAtOnce: an assertion error does not hide the problems validation finds
+// (unknown dependency, cycle, undefined variable, duplicate name): one load reports them all.
+func TestEveryProblemAtOnce(t *testing.T) {
+	doc := `server: testserver
+tests:
+  - {id: a, call: echo, with: {text: "{{nope}}"}, expect: [{bogus: 1}]}
+  - {id: b, call: echo, dependsOn: [ghost]}
+  - {id: c, call: echo, dependsOn: [d]}
+  - {id: d, call: echo, dependsOn: [c]}
+  - {name: Same, call: echo}
+  - {name: Same, call: echo}
+`
+	_, err := Parse("all.yaml", []byte(doc), nil)
+	wantErrors(t, err,
+		`all.yaml:3:38: undefined variable "nope"`,
+		`all.yaml:3:61: test "a" expect: unknown assertion type "bogus"`,
+		`depends on unknown test "ghost"`,
+		`dependency cycle: c → d → c`,
+		`duplicate test name "Same" (first at line 7)`)
+}

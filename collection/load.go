@@ -303,9 +303,11 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 	if len(d.errs) == 0 {
 		l.validateSchema(d, doc)
 	}
-	if len(d.errs) > 0 {
+	if c == nil {
 		return nil, sortErrors(d.errs)
 	}
+	// Decoding errors do not stop here: validation (ids, dependencies, servers, variables)
+	// runs too, so one load reports every problem at once.
 	c.Masker = NewMasker()
 	env := l.opts.Environment
 	if env == "" {
