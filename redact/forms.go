@@ -32,31 +32,13 @@ func Forms(secret string) []string {
 			out = append(out, f)
 		}
 	}
-	// A writer may indent the lines of a multi-line value (a YAML block, a fenced message):
-	// the forms that keep a line break also come with the next lines indented. YAML also
-	// breaks lines at NEL, U+2028 and U+2029.
-	for _, f := range out[:len(out):len(out)] {
-		if !strings.ContainsAny(f, lineBreaks) {
-			continue
-		}
-		for n := 1; n <= maxIndent; n++ {
-			pad := strings.Repeat(" ", n)
-			var pairs []string
-			for _, b := range lineBreaks {
-				pairs = append(pairs, string(b), string(b)+pad)
-			}
-			out = append(out, strings.NewReplacer(pairs...).Replace(f))
-		}
-	}
 	slices.SortFunc(out, longestFirst)
-	return slices.Compact(out)
+	return out
 }
 
-// lineBreaks are the characters after which a writer may indent the next line.
-const lineBreaks = "\n\u0085\u2028\u2029"
-
-// maxIndent is the deepest indentation of a multi-line value's lines that [Forms] expects.
-const maxIndent = 16
+// lineBreaks are the characters at which a writer may break a value into lines (YAML also
+// breaks at NEL, U+2028 and U+2029).
+const lineBreaks = "\r\n\u0085\u2028\u2029"
 
 // longestFirst orders strings by decreasing length, then bytewise.
 func longestFirst(a, b string) int {
@@ -88,6 +70,7 @@ func encodings() []func(string) string {
 		yamlV3,
 		func(s string) string { return strings.ReplaceAll(s, "'", "''") },
 		markdown.Replace,
+		tapDescription.Replace,
 		cleanControl,
 		whitespace.Replace,
 		func(s string) string { return strings.Join(strings.Fields(s), " ") },
@@ -147,6 +130,8 @@ var (
 	// reporter's text cells).
 	markdown = strings.NewReplacer("<", "&lt;", ">", "&gt;", "&", "&amp;", `"`, "&quot;",
 		`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "|", `\|`, "#", `\#`, "~", `\~`)
+	// tapDescription escapes a TAP test point's description.
+	tapDescription = strings.NewReplacer(`\`, `\\`, "#", `\#`)
 	// whitespace folds line breaks and tabs to spaces, as table cells and one-line summaries do.
 	whitespace = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\t", " ")
 )

@@ -41,7 +41,9 @@ type table struct {
 // NewMasker returns an empty masker.
 func NewMasker() *Masker { return &Masker{secrets: map[string][]string{}} }
 
-// Add registers a secret value; values shorter than [MinLen] bytes are ignored.
+// Add registers a secret value; values shorter than [MinLen] bytes are ignored. Each line of a
+// multi-line value (a PEM key) is registered too, as outputs may indent, colour or quote the
+// lines of a value one by one.
 func (m *Masker) Add(secret string) {
 	if m == nil || len(secret) < MinLen {
 		return
@@ -52,6 +54,13 @@ func (m *Masker) Add(secret string) {
 		return
 	}
 	m.secrets[secret] = Forms(secret)
+	if strings.ContainsAny(secret, lineBreaks) {
+		for _, l := range strings.FieldsFunc(secret, func(r rune) bool { return strings.ContainsRune(lineBreaks, r) }) {
+			if l = strings.TrimSpace(l); len(l) >= MinLen {
+				m.secrets[l] = Forms(l)
+			}
+		}
+	}
 	seen := map[string]bool{}
 	var forms []string
 	for _, fs := range m.secrets {

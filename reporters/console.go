@@ -50,6 +50,9 @@ func (c *Console) paint(code, s string) string {
 	return code + s + ansiReset
 }
 
+// Streams implements [Streamer]: the console streams progress for a person.
+func (c *Console) Streams() StreamKind { return StreamsProgress }
+
 // Event implements [Streamer].
 func (c *Console) Event(e result.Event) {
 	if c.opts.Live == nil {

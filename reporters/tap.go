@@ -38,6 +38,9 @@ func NewTAP(opts *Options) *TAP {
 	return &TAP{opts: opts.orDefault(), seen: map[*result.Test]bool{}}
 }
 
+// Streams implements [Streamer]: TAP streams its report.
+func (t *TAP) Streams() StreamKind { return StreamsReport }
+
 // Event implements [Streamer]; it does nothing unless Options.Live is set.
 func (t *TAP) Event(e result.Event) {
 	if t.opts.Live == nil {

@@ -46,7 +46,7 @@ type callJSON struct {
 }
 
 func (a *app) call(ctx context.Context, cmd *cli.Command) error {
-	f := readServerFlags(cmd)
+	f := a.serverFlags(cmd)
 	if cmd.Bool("explain") {
 		return explainCall(a.io.Stdout, f, cmd.Args().First(), cmd.String("args"))
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/urfave/cli/v3"
+
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
@@ -72,6 +74,26 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		HangThreshold:   f.HangThreshold,
 	}
 	return t, nil
+}
+
+// serverFlags reads the server flags of cmd and registers what they carry of secrets, so every
+// line the verb prints masks them, --explain's included: header and env values named like a
+// key, token, secret, password or auth, the password and secret-looking query parameters of a
+// URL, and secret-looking flags of a command line — as collections register theirs.
+func (a *app) serverFlags(cmd *cli.Command) serverFlags {
+	f := readServerFlags(cmd)
+	for _, e := range f.Header {
+		if i := strings.IndexAny(e, "=:"); i > 0 {
+			a.masker.AddHeader(strings.TrimSpace(e[:i]), strings.TrimSpace(e[i+1:]))
+		}
+	}
+	for _, e := range f.Env {
+		k, v, _ := strings.Cut(e, "=")
+		a.masker.AddNamed(k, v)
+	}
+	a.masker.AddURL(f.Server)
+	a.masker.AddArgs(strings.Fields(f.Server))
+	return f
 }
 
 // open starts or connects to the server and performs the handshake. A failure is described as

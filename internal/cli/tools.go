@@ -34,7 +34,7 @@ func (a *app) tools(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Present() {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
 	}
-	f := readServerFlags(cmd)
+	f := a.serverFlags(cmd)
 	var out toolsJSON
 	err := a.withSession(ctx, f, "tools", func(ctx context.Context, t *target, s *session.Session) error {
 		out.sessionJSON = newSessionJSON(t, s)
