@@ -212,7 +212,9 @@ func (c *frameConn) dispatch(ctx context.Context, data []byte) {
 			c.crash()
 			return
 		}
-		c.write(resp.encode())
+		for _, f := range resp.frames() {
+			c.write(f)
+		}
 	}()
 }
 
