@@ -23,6 +23,7 @@ type conn struct {
 	s          *session.Session
 	stderrPath string
 	proc       transport.Process // nil when the transport runs no process
+	findings   *findingLog
 }
 
 // pool holds the sessions of one server of one collection: at most max open at once, opened
@@ -201,7 +202,9 @@ func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
 	}
 	// The first malformed frame often explains a failed handshake (logging on stdout).
 	var firstBad atomic.Pointer[session.Finding]
+	findings := p.cr.findings.open(p.name)
 	so.OnFinding = func(f session.Finding) {
+		findings.add(f)
 		if f.Category == session.Malformed {
 			firstBad.CompareAndSwap(nil, &f)
 		}
@@ -231,7 +234,7 @@ func (p *pool) open(ctx context.Context, k int) (*conn, *result.Error) {
 		maskError(e, p.mask)
 		return nil, e
 	}
-	c := &conn{s: s, stderrPath: stderrPath}
+	c := &conn{s: s, stderrPath: stderrPath, findings: findings}
 	if proc, ok := s.Conn().(transport.Process); ok {
 		c.proc = proc
 		if sp := proc.StderrPath(); sp != "" {
