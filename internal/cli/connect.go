@@ -25,6 +25,8 @@ type target struct {
 	opts   session.Options
 	// tempDir holds the default stderr file; removed by finish unless something failed.
 	tempDir string
+	// findings are what the server sent that answered no request.
+	findings findingList
 }
 
 // prepare validates the server flags and parses the SPEC; it starts nothing. Problems are
@@ -105,6 +107,7 @@ func (t *target) open(ctx context.Context) (*session.Session, error) {
 	opts := t.opts
 	next := opts.OnFinding
 	opts.OnFinding = func(f session.Finding) {
+		t.findings.add(f)
 		if f.Category == session.Malformed {
 			firstBad.CompareAndSwap(nil, &f)
 		}
@@ -158,7 +161,9 @@ func (t *target) stderrPath() string { return t.info.StderrPath }
 
 // withSession prepares the server described by cmd's flags, opens a session and runs fn with it.
 // The session is closed (a child server stopped) before withSession returns, and the temporary
-// stderr file is removed unless something failed.
+// stderr file is removed unless something failed. What the server sent that answered no
+// request is printed on stderr as a warning (inspect prints it as it goes); a server that still
+// answers gets a ping first, so a second answer to the last request is not lost.
 func (a *app) withSession(ctx context.Context, f serverFlags, verb string, fn func(ctx context.Context, t *target, s *session.Session) error) (err error) {
 	t, err := a.prepare(f, verb)
 	if err != nil {
@@ -169,8 +174,11 @@ func (a *app) withSession(ctx context.Context, f serverFlags, verb string, fn fu
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	return fn(ctx, t, s)
+	err = fn(ctx, t, s)
+	settle(ctx, s, err)
+	_ = s.Close()
+	printFindings(a.io.Stderr, t.findings.fresh())
+	return err
 }
 
 // failureJSON is the part of a verb's JSON output that describes a failure.
@@ -204,6 +212,8 @@ type sessionJSON struct {
 	ServerInfo      *session.Implementation `json:"serverInfo,omitempty"`
 	Era             session.Era             `json:"era,omitempty"`
 	Transport       spec.Transport          `json:"transport,omitempty"`
+	// Findings are what the server sent that answered no request, once the session closed.
+	Findings []findingJSON `json:"findings,omitempty"`
 }
 
 func newSessionJSON(t *target, s *session.Session) sessionJSON {

@@ -119,7 +119,9 @@ func (r *repl) loop(ctx context.Context, src *lineSource) error {
 		if name == ".exit" || name == ".quit" {
 			return done()
 		}
-		if err := r.run(ctx, name, arg); err != nil {
+		err = r.run(ctx, name, arg)
+		printFindings(r.err, r.t.findings.fresh())
+		if err != nil {
 			if ctx.Err() != nil {
 				return err
 			}

@@ -37,11 +37,13 @@ var nastySecrets = map[string]string{
 }
 
 // secretsCollection uses PW everywhere a secret can end up in a report: a failed equals
-// (actual and message), an extracted value, a server's error message, a URL query parameter of
-// a server that answers and of one that refuses the connection.
+// (actual and message), an extracted value, a server's error message, a second answer quoted in
+// a finding, a URL query parameter of a server that answers and of one that refuses the
+// connection.
 const secretsCollection = `name: Secrets
 servers:
   local: testserver
+  dup: testserver --duplicate-answers
   web: {url: "WEB/mcp?access_token={{secret.PW}}", timeouts: {connect: 5s}}
   gone: {url: "http://127.0.0.1:1/mcp?api_key={{secret.PW}}", timeouts: {connect: 2s}}
 tests:
@@ -68,6 +70,10 @@ tests:
     with: {text: "{{secret.PW}} and more"}
     expect:
       - contains: nope
+  - name: Answered twice, the second answer a finding
+    server: dup
+    call: echo
+    with: {text: "{{secret.PW}}"}
   - name: Refused with the secret in the query
     server: gone
     call: echo
@@ -145,6 +151,9 @@ func TestSecretsNeverReachOutputs(t *testing.T) {
 						t.Errorf("%s holds the secret as %q", file, f)
 					}
 				}
+			}
+			if !strings.Contains(outputs["out/r.json"], `"findings": 1`) {
+				t.Errorf("the second answer is not reported:\n%s", outputs["out/r.json"])
 			}
 			if !strings.Contains(outputs["out/r.json"], `"actual": "\"***\""`) {
 				t.Errorf("the failed equals does not show the masked actual value:\n%s", outputs["out/r.json"])

@@ -57,6 +57,7 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "tag", Usage: "run only tests with tag `T` (repeatable: any of them); their dependencies run too"},
 			&cli.StringFlag{Name: "grep", Usage: "run only tests whose name or id matches the regular expression `RE`"},
 			&cli.BoolFlag{Name: "bail", Usage: "stop after the first failed test; the rest are skipped"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail a test during which its server sent something that answered no request (a second answer, an id never issued, a stray frame)"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "run up to `N` independent tests at once (N sessions per server)"},
 			&cli.FloatFlag{Name: "rate", DefaultText: "0, no limit", Usage: "send at most `N` requests per second"},
 			&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
@@ -182,6 +183,7 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		Tags:            cmd.StringSlice("tag"),
 		Grep:            grep,
 		Bail:            cmd.Bool("bail"),
+		Strict:          cmd.Bool("strict"),
 		Parallel:        int(parallel),
 		RateLimit:       rate,
 		UpdateSnapshots: cmd.Bool("update"),
@@ -560,6 +562,10 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %s did not pass (%d failed, %d errored)", c.Failed+c.Errored, textfmt.Plural(c.Total, "test"), c.Failed, c.Errored)}
 	case run.Interrupted:
 		return &Error{Code: ExitFailure, Msg: "the run stopped early"}
+	case cfg.ropts.Strict && run.Findings() > 0:
+		// Every test passed, but a server sent something after its last test (a second answer).
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("the servers sent %s after their last tests that answered no request (--strict)", textfmt.Plural(run.Findings(), "message")),
+			Hint: "the report lists them under the collection; a server must answer each request once"}
 	}
 	return nil
 }
