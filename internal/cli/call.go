@@ -100,7 +100,7 @@ func (a *app) call(ctx context.Context, cmd *cli.Command) error {
 	})
 	if f.JSON {
 		if tg != nil {
-			out.Findings = findingsJSON(tg.findings.all())
+			out.Findings = findingsJSON(tg.findings())
 		}
 		out.OK = err == nil
 		out.ExitCode = exitCodeOf(ctx, err)

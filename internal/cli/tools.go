@@ -52,7 +52,7 @@ func (a *app) tools(ctx context.Context, cmd *cli.Command) error {
 	})
 	if f.JSON {
 		if tg != nil {
-			out.Findings = findingsJSON(tg.findings.all())
+			out.Findings = findingsJSON(tg.findings())
 		}
 		if err != nil {
 			out.failureJSON = newFailureJSON(err)
