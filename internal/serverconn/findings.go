@@ -10,18 +10,25 @@ import (
 
 // Findings collects what the server sent on one session that answered no request (the
 // session's findings: a response to an id never issued, a second answer, a malformed frame
-// nobody waited for) until a caller takes them. It is safe for concurrent use.
+// nobody waited for) until a caller takes them; it keeps the first [MaxFindings]. It is safe
+// for concurrent use.
 type Findings struct {
 	mu    sync.Mutex // guards list and taken
 	list  []session.Finding
 	taken int // how many Take handed out
 }
 
+// MaxFindings bounds the findings a session keeps, so a server that sends nothing else cannot
+// grow them without end.
+const MaxFindings = 1000
+
 // add records f; it runs on the session's reader goroutine.
 func (fs *Findings) add(f session.Finding) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	fs.list = append(fs.list, f)
+	if len(fs.list) < MaxFindings {
+		fs.list = append(fs.list, f)
+	}
 }
 
 // Take returns the findings recorded since the last Take.
