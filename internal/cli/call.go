@@ -46,7 +46,7 @@ type callJSON struct {
 }
 
 func (a *app) call(ctx context.Context, cmd *cli.Command) error {
-	f := readServerFlags(cmd)
+	f := a.serverFlags(cmd)
 	if cmd.Bool("explain") {
 		return explainCall(a.io.Stdout, f, cmd.Args().First(), cmd.String("args"))
 	}
@@ -65,7 +65,9 @@ func (a *app) call(ctx context.Context, cmd *cli.Command) error {
 	}
 
 	out := callJSON{Tool: tool}
+	var tg *target
 	err = a.withSession(ctx, f, "call", func(ctx context.Context, t *target, s *session.Session) error {
+		tg = t
 		out.sessionJSON = newSessionJSON(t, s)
 		start := time.Now()
 		res, err := s.CallTool(ctx, tool, args, nil)
@@ -103,6 +105,9 @@ func (a *app) call(ctx context.Context, cmd *cli.Command) error {
 		return nil
 	})
 	if f.JSON {
+		if tg != nil {
+			out.Findings = findingsJSON(tg.findings())
+		}
 		out.OK = err == nil
 		out.ExitCode = exitCodeOf(ctx, err)
 		if err != nil && !out.IsError {

@@ -67,6 +67,8 @@ type Conn struct {
 	// Transport is the transport the session runs on: for an http(s) SPEC (spec.Auto),
 	// spec.HTTP or spec.SSE, whichever the handshake settled on.
 	Transport spec.Transport
+	// Findings collects what the server sent on this session that answered no request.
+	Findings *Findings
 
 	op *Opener
 }
@@ -162,8 +164,10 @@ func (op *Opener) open(ctx context.Context) (*Conn, error) {
 	}
 	// The first malformed frame often explains a failed handshake (logging on stdout).
 	var firstBad atomic.Pointer[session.Finding]
+	findings := &Findings{}
 	next := so.OnFinding
 	so.OnFinding = func(f session.Finding) {
+		findings.add(f)
 		if f.Category == session.Malformed {
 			firstBad.CompareAndSwap(nil, &f)
 		}
@@ -179,7 +183,7 @@ func (op *Opener) open(ctx context.Context) (*Conn, error) {
 		}
 		return nil, op.connectError(ctx, err, limit, byCaller, bad, stderrPath)
 	}
-	c := &Conn{Session: s, N: n, StderrPath: stderrPath, Transport: settled(op.o.Info.Transport, s.Conn()), op: op}
+	c := &Conn{Session: s, N: n, StderrPath: stderrPath, Transport: settled(op.o.Info.Transport, s.Conn()), Findings: findings, op: op}
 	if proc, ok := s.Conn().(transport.Process); ok {
 		c.Process = proc
 		if p := proc.StderrPath(); p != "" {
