@@ -98,6 +98,8 @@ type Backend struct {
 	jobs sync.WaitGroup
 
 	faults faultState
+	// worker is Options.Serialize's single worker: a tools/call runs while it holds the slot.
+	worker chan struct{}
 }
 
 // NewBackend returns a Backend configured by opts (nil means defaults). It panics on invalid
@@ -118,7 +120,7 @@ func newBackend(opts *Options) (*Backend, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	b := &Backend{opts: o, log: o.Logger, stateKey: make([]byte, 32)}
+	b := &Backend{opts: o, log: o.Logger, stateKey: make([]byte, 32), worker: make(chan struct{}, 1)}
 	if b.log == nil {
 		b.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
