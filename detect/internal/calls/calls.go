@@ -54,7 +54,7 @@ type Outcome struct {
 	// LatencyMs is Latency in milliseconds, for JSON.
 	LatencyMs float64 `json:"latencyMs"`
 	// Sent and AnsweredAt are when the request left and when its answer came (zero: none).
-	Sent     time.Time `json:"-"`
+	Sent       time.Time `json:"-"`
 	AnsweredAt time.Time `json:"-"`
 	// Result is the raw tools/call result, or the JSON-RPC error as {"error":{code,message}}.
 	Result json.RawMessage `json:"-"`

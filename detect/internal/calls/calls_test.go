@@ -61,8 +61,8 @@ func TestRequeue(t *testing.T) {
 	}{
 		{"nothing answered: deadlock", []Outcome{stuck(0), stuck(1)}, []Class{Deadlock, Deadlock}},
 		{"others answered before the threshold: still stuck", []Outcome{answered(0, time.Millisecond), stuck(1)}, []Class{OK, Deadlock}},
-		{"an answer in the grace period: queued", []Outcome{answered(0, 9 * time.Second), stuck(1)}, []Class{OK, Slow}},
-		{"an answer after the call was given up does not count", []Outcome{answered(0, 16 * time.Second), stuck(1)}, []Class{OK, Deadlock}},
+		{"an answer in the grace period: queued", []Outcome{answered(0, 9*time.Second), stuck(1)}, []Class{OK, Slow}},
+		{"an answer after the call was given up does not count", []Outcome{answered(0, 16*time.Second), stuck(1)}, []Class{OK, Deadlock}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
