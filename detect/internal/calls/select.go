@@ -3,6 +3,7 @@ package calls
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -58,4 +59,27 @@ func annotations(raw json.RawMessage) toolAnnotations {
 		_ = json.Unmarshal(raw, &a)
 	}
 	return a
+}
+
+// UnknownToolError is a tool a detector was told to call that the server does not list.
+type UnknownToolError struct {
+	Tool      string
+	Available []string
+}
+
+// Error implements error.
+func (e *UnknownToolError) Error() string {
+	return "tool " + strconv.Quote(e.Tool) + " is not in the server's tools/list"
+}
+
+// Find returns the tool named name, or an *UnknownToolError.
+func Find(tools []session.Tool, name string) (session.Tool, error) {
+	var names []string
+	for _, t := range tools {
+		if t.Name == name {
+			return t, nil
+		}
+		names = append(names, t.Name)
+	}
+	return session.Tool{}, &UnknownToolError{Tool: name, Available: names}
 }
