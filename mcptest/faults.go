@@ -68,11 +68,11 @@ func (f *faultHandler) handle(ctx context.Context, p peer, req *request) *respon
 		return f.next.handle(ctx, p, req)
 	}
 
-	if o.Serialize {
-		// One tools/call at a time: the worker is a channel of capacity one.
+	if f.b.workers != nil {
+		// At most cap(workers) tools/calls at a time (one for Serialize).
 		select {
-		case f.b.worker <- struct{}{}:
-			defer func() { <-f.b.worker }()
+		case f.b.workers <- struct{}{}:
+			defer func() { <-f.b.workers }()
 		case <-ctx.Done():
 			return nil
 		case <-f.b.ctx.Done():

@@ -259,6 +259,22 @@ func TestSerialize(t *testing.T) {
 	}
 }
 
+func TestWorkers(t *testing.T) {
+	s, c := startTCP(t, &mcptest.Options{Workers: 2})
+	c.initialize()
+	for range 3 {
+		c.request("tools/call", toolCall("slow", map[string]any{"milliseconds": 100}))
+	}
+	for range 3 {
+		if m := c.recvResponse(); m.Error != nil {
+			t.Fatalf("slow call: %s", m.raw)
+		}
+	}
+	if st := s.Stats(); st.MaxInFlight != 2 {
+		t.Errorf("MaxInFlight %d, want 2 with two workers", st.MaxInFlight)
+	}
+}
+
 func TestLazyInitDeadlock(t *testing.T) {
 	t.Run("one at a time", func(t *testing.T) {
 		_, c := startTCP(t, &mcptest.Options{LazyInitDeadlock: 50 * time.Millisecond})

@@ -97,6 +97,9 @@ type Options struct {
 	// request loop does: a fast call waits for every slow call ahead of it (head-of-line
 	// blocking).
 	Serialize bool
+	// Workers, when positive, lets at most this many tools/calls run at once; the others wait
+	// in arrival order (a worker pool too small for slow calls). Serialize is Workers 1.
+	Workers int
 	// LazyInitDeadlock models a lazy initialization with a lock-order bug: the server's first
 	// tools/call initializes a shared resource, which takes this long; a tools/call arriving
 	// meanwhile deadlocks with it (neither is ever answered, nor is any later tools/call). Calls
@@ -147,7 +150,7 @@ func (o *Options) validate() error {
 	if o.CrashRate < 0 || o.CrashRate > 1 {
 		return fmt.Errorf("mcptest: crash rate %v outside [0, 1]", o.CrashRate)
 	}
-	if o.PageSize < 0 || o.DropSSEAfter < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 || o.LazyInitDeadlock < 0 {
+	if o.PageSize < 0 || o.DropSSEAfter < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 || o.LazyInitDeadlock < 0 || o.Workers < 0 {
 		return fmt.Errorf("mcptest: negative option value")
 	}
 	return nil
