@@ -246,7 +246,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	if p.Groups == nil {
 		p.Groups = []Group{}
 	}
-	return json.Marshal(p)
+	return jsonMarshal(p)
 }
 
 // jsonMarshal encodes v without HTML escaping.
