@@ -94,6 +94,11 @@ func TestGolden(t *testing.T) {
 		{"html.golden", "html", nil, sampleRun, false},
 		{"markdown.golden", "markdown", nil, sampleRun, false},
 		{"markdown-pass.golden", "markdown", nil, passingRun, false},
+		{"console-coverage.golden", "console", nil, coverageRun, false},
+		{"tap-coverage.golden", "tap", nil, coverageRun, false},
+		{"markdown-coverage.golden", "markdown", nil, coverageRun, false},
+		{"junit-coverage.golden", "junit", nil, coverageRun, false},
+		{"html-coverage.golden", "html", nil, coverageRun, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
