@@ -43,11 +43,13 @@ func (a *app) testCommand() *cli.Command {
 		Name:  "test",
 		Usage: "run collections of tests against their servers",
 		UsageText: "mcpspec test FILE|DIR… [--env NAME] [--var K=V]… [--tag T]… [--grep RE] [--parallel N]\n" +
-			"    [--reporter NAME[=PATH]]… [--baseline NAME | --save-baseline[=NAME]] [--watch]\n\n" +
+			"    [--reporter NAME[=PATH]]… [--baseline NAME | --save-baseline[=NAME]] [--watch] [--strict] [--min-coverage PCT]\n\n" +
 			"A directory contributes its *.yaml and *.yml files. Reporters: console (default), json,\n" +
 			"junit, tap, html, markdown; NAME=PATH writes to a file, NAME alone to stdout. Every run is\n" +
-			"saved as .mcpspec/runs/latest.json ('mcpspec baseline save' promotes it).\n\n" +
-			"Exit codes: 0 all passed · 1 a test failed or a baseline regression · 2 runtime error ·\n" +
+			"saved as .mcpspec/runs/latest.json ('mcpspec baseline save' promotes it). A collection's deadlock:,\n" +
+			"race: and head-of-line: blocks run after its tests (not with --tag; --grep selects them by kind).\n\n" +
+			"Exit codes: 0 all passed · 1 a test failed, a detector found a bug, a baseline regression or coverage\n" +
+			"below --min-coverage · 2 runtime error ·\n" +
 			"3 invalid collection or flags · 4 no server could be connected · 130 interrupted (the\n" +
 			"reports of the partial run are still written).",
 		Flags: []cli.Flag{
@@ -69,6 +71,8 @@ func (a *app) testCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", DefaultText: collection.DefaultCallTimeout.String(), Usage: "default per-request timeout of servers that set no timeouts.call"},
 			&cli.DurationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "default start/handshake timeout of servers that set no timeouts.connect"},
 			&cli.StringFlag{Name: "protocol-version", Usage: "pin the protocol version of servers that pin none (default: detect the era)"},
+			&cli.BoolFlag{Name: "strict", Usage: "check every tools/call against the tool's advertised contract: arguments against its inputSchema before sending, structuredContent against its outputSchema after (a mismatch is a ProtocolError)"},
+			&cli.FloatFlag{Name: "min-coverage", DefaultText: "off", Usage: "fail (exit 1) when less than `PCT` % of the advertised tools, prompts and resources were exercised"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
 	}
@@ -106,6 +110,8 @@ type testConfig struct {
 	baseline      string
 	baselineDir   string
 	ignoreLatency bool
+	// minCoverage is --min-coverage in percent; negative when not given.
+	minCoverage float64
 }
 
 // reporterSpec is one --reporter NAME[=PATH].
@@ -132,6 +138,13 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		baseline:      cmd.String("baseline"),
 		baselineDir:   cmd.String("baseline-dir"),
 		ignoreLatency: cmd.Bool("ignore-latency"),
+		minCoverage:   -1,
+	}
+	if cmd.IsSet("min-coverage") {
+		cfg.minCoverage = cmd.Float("min-coverage")
+		if cfg.minCoverage < 0 || cfg.minCoverage > 100 {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--min-coverage must be between 0 and 100, got %v", cfg.minCoverage), Hint: "a percentage, e.g. --min-coverage 80"}
+		}
 	}
 	if len(cfg.paths) == 0 {
 		return nil, &Error{Code: ExitConfig, Msg: "no collection given",
@@ -183,6 +196,7 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		Parallel:        int(parallel),
 		RateLimit:       rate,
 		UpdateSnapshots: cmd.Bool("update"),
+		Strict:          cmd.Bool("strict"),
 		CallTimeout:     cmd.Duration("timeout"),
 		ConnectTimeout:  cmd.Duration("connect-timeout"),
 		ProtocolVersion: cmd.String("protocol-version"),
@@ -542,6 +556,31 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %s did not pass (%d failed, %d errored)", c.Failed+c.Errored, textfmt.Plural(c.Total, "test"), c.Failed, c.Errored)}
 	case run.Interrupted:
 		return &Error{Code: ExitFailure, Msg: "the run stopped early"}
+	}
+	return coverageError(run, cfg.minCoverage)
+}
+
+// coverageError is the failure of a run that exercised less than min % of what its servers
+// advertised (min < 0: not checked).
+func coverageError(run *result.Run, min float64) error {
+	if min < 0 {
+		return nil
+	}
+	e, a := run.Coverage()
+	if a == 0 {
+		known := false
+		for _, c := range run.Collections {
+			known = known || (c != nil && c.Coverage != nil)
+		}
+		if !known {
+			return &Error{Code: ExitFailure, Msg: "--min-coverage: no coverage is known: no server listed its tools, prompts or resources",
+				Hint: "check that the servers connect and answer tools/list"}
+		}
+		return nil
+	}
+	if got := result.Percent(e, a); got < min {
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("coverage %.1f%% (%d of %d advertised tools, prompts and resources exercised) is below --min-coverage %g%%", got, e, a, min),
+			Hint: "the report lists what was never exercised; add tests for it, or lower --min-coverage"}
 	}
 	return nil
 }
