@@ -61,3 +61,31 @@ func TestExcused(t *testing.T) {
 		t.Errorf("an element under a volatile length is excused, $.n is not")
 	}
 }
+
+func TestFreeStringsAreTagged(t *testing.T) {
+	schema := schemaOf([]byte(`{"type":"object","properties":{
+		"kind":{"type":"string","enum":["a","b"]},"when":{"type":"string","format":"date-time"},
+		"entities":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"type":{"type":"string"}}}},
+		"n":{"type":"integer"}}}`))
+	args := map[string]any{"kind": "a", "when": "2024-01-02T03:04:05Z", "n": 1.0,
+		"entities": []any{map[string]any{"name": "ada", "type": "person"}}}
+	fields := freeStrings(args, schema)
+	var paths []string
+	for _, f := range fields {
+		paths = append(paths, f.path)
+	}
+	if diff := cmp.Diff([]string{"$.entities[0].name", "$.entities[0].type"}, paths); diff != "" {
+		t.Fatalf("free strings (-want +got):\n%s", diff)
+	}
+	tagged := deepCopy(args).(map[string]any)
+	for _, f := range fields {
+		f.set(tagged, "M")
+	}
+	e := tagged["entities"].([]any)[0].(map[string]any)
+	if e["name"] != "ada-M" || e["type"] != "person-M" || tagged["kind"] != "a" {
+		t.Errorf("tagged %v", tagged)
+	}
+	if args["entities"].([]any)[0].(map[string]any)["name"] != "ada" {
+		t.Errorf("the original arguments changed: %v", args)
+	}
+}

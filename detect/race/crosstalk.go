@@ -24,8 +24,9 @@ const (
 
 // CrossTalk is what the cross-talk form found.
 type CrossTalk struct {
-	// Field is the argument that carried each call's marker, as a JSONPath into the arguments.
-	Field   string `json:"field,omitempty"`
+	// Fields are the arguments that carried each call's marker (every free-form string), as
+	// JSONPaths into the arguments.
+	Fields  []string `json:"fields,omitempty"`
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
 	// Echoes counts the concurrent answers that carried their own marker (the tool echoes
@@ -47,15 +48,24 @@ type Leak struct {
 // first one at a time (does the tool keep earlier calls' arguments by design?), then all at once.
 func (k *checker) crossTalk(ctx context.Context, tool session.Tool, args map[string]any) *CrossTalk {
 	ct := &CrossTalk{}
-	field, ok := freeString(args, schemaOf(tool.InputSchema))
-	if !ok {
+	fields := freeStrings(args, schemaOf(tool.InputSchema))
+	if len(fields) == 0 {
 		ct.Verdict, ct.Reason = CrossTalkSkipped, "no free-form string argument to carry a marker"
 		return ct
 	}
-	ct.Field = field.path
+	for _, f := range fields {
+		ct.Fields = append(ct.Fields, f.path)
+	}
+	what := strings.Join(ct.Fields, ", ")
 	nonce := newNonce()
 	marker := func(i int) string { return fmt.Sprintf("mcpspec-xt-%s-%04d", nonce, i) }
-	tagged := func(i int) map[string]any { return field.with(args, marker(i)) }
+	tagged := func(i int) map[string]any {
+		out := deepCopy(args).(map[string]any)
+		for _, f := range fields {
+			f.set(out, marker(i))
+		}
+		return out
+	}
 	found := regexp.MustCompile(`mcpspec-xt-` + nonce + `-(\d{4})`)
 	carried := func(o calls.Outcome) []int {
 		var out []int
@@ -81,7 +91,7 @@ func (k *checker) crossTalk(ctx context.Context, tool session.Tool, args map[str
 		for _, j := range carried(out[0]) {
 			if j != i {
 				ct.Verdict = CrossTalkShared
-				ct.Reason = fmt.Sprintf("one call at a time, call %d's answer already carries call %d's %s: the tool keeps earlier calls' arguments, so concurrent calls cannot be told apart", i, j, field.path)
+				ct.Reason = fmt.Sprintf("one call at a time, call %d's answer already carries call %d's %s: the tool keeps earlier calls' arguments, so concurrent calls cannot be told apart", i, j, what)
 				return ct
 			}
 		}
@@ -106,13 +116,13 @@ func (k *checker) crossTalk(ctx context.Context, tool session.Tool, args map[str
 		l := ct.Leaks[0]
 		ct.Verdict = CrossTalkLeak
 		ct.Reason = fmt.Sprintf("%d of %d concurrent answers carry another call's %s (call %d's answer holds the marker of call %s), while calls made one at a time never did",
-			len(ct.Leaks), len(con), field.path, l.Call, ints(l.Carries))
+			len(ct.Leaks), len(con), what, l.Call, ints(l.Carries))
 	case ct.Echoes == 0:
 		ct.Verdict = CrossTalkIsolated
-		ct.Reason = fmt.Sprintf("no answer carried a marker: the tool does not echo %s, so a leak could not show", field.path)
+		ct.Reason = fmt.Sprintf("no answer carried a marker: the tool does not echo %s, so a leak could not show", what)
 	default:
 		ct.Verdict = CrossTalkIsolated
-		ct.Reason = fmt.Sprintf("each of %d concurrent answers carried only its own %s", ct.Echoes, field.path)
+		ct.Reason = fmt.Sprintf("each of %d concurrent answers carried only its own %s", ct.Echoes, what)
 	}
 	return ct
 }
@@ -124,30 +134,35 @@ type stringField struct {
 	value string
 }
 
-// with returns a deep copy of args with the field's value suffixed by marker.
-func (f stringField) with(args map[string]any, marker string) map[string]any {
-	cp := deepCopy(args).(map[string]any)
-	var cur any = cp
-	for i, s := range f.steps {
+// set sets the field in args (a copy of the arguments it was found in) to its value suffixed
+// by marker.
+func (f stringField) set(args map[string]any, marker string) {
+	var cur any = args
+	for i, st := range f.steps {
 		last := i == len(f.steps)-1
-		switch k := s.(type) {
+		switch k := st.(type) {
 		case string:
-			m := cur.(map[string]any)
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return
+			}
 			if last {
 				m[k] = join(f.value, marker)
-				return cp
+				return
 			}
 			cur = m[k]
 		case int:
-			a := cur.([]any)
+			a, ok := cur.([]any)
+			if !ok || k >= len(a) {
+				return
+			}
 			if last {
 				a[k] = join(f.value, marker)
-				return cp
+				return
 			}
 			cur = a[k]
 		}
 	}
-	return cp
 }
 
 func join(v, marker string) string {
@@ -157,19 +172,20 @@ func join(v, marker string) string {
 	return v + "-" + marker
 }
 
-// freeString finds the first string in args (keys in order, depth first) whose schema does not
+// freeStrings finds every string in args (keys in order, depth first) whose schema does not
 // constrain it (no enum, const, format or pattern).
-func freeString(args map[string]any, schema map[string]any) (stringField, bool) {
-	var walk func(v any, sch map[string]any, path string, steps []any) (stringField, bool)
-	walk = func(v any, sch map[string]any, path string, steps []any) (stringField, bool) {
+func freeStrings(args map[string]any, schema map[string]any) []stringField {
+	var out []stringField
+	var walk func(v any, sch map[string]any, path string, steps []any)
+	walk = func(v any, sch map[string]any, path string, steps []any) {
 		switch x := v.(type) {
 		case string:
 			for _, k := range []string{"enum", "const", "format", "pattern"} {
 				if _, ok := sch[k]; ok {
-					return stringField{}, false
+					return
 				}
 			}
-			return stringField{path: path, steps: slices.Clone(steps), value: x}, true
+			out = append(out, stringField{path: path, steps: slices.Clone(steps), value: x})
 		case map[string]any:
 			props, _ := sch["properties"].(map[string]any)
 			keys := make([]string, 0, len(x))
@@ -179,21 +195,17 @@ func freeString(args map[string]any, schema map[string]any) (stringField, bool) 
 			sort.Strings(keys)
 			for _, k := range keys {
 				ps, _ := props[k].(map[string]any)
-				if f, ok := walk(x[k], ps, path+keyStep(k), append(steps, k)); ok {
-					return f, true
-				}
+				walk(x[k], ps, path+keyStep(k), append(steps, k))
 			}
 		case []any:
 			items, _ := sch["items"].(map[string]any)
 			for i, c := range x {
-				if f, ok := walk(c, items, fmt.Sprintf("%s[%d]", path, i), append(steps, i)); ok {
-					return f, true
-				}
+				walk(c, items, fmt.Sprintf("%s[%d]", path, i), append(steps, i))
 			}
 		}
-		return stringField{}, false
 	}
-	return walk(args, schema, "$", nil)
+	walk(args, schema, "$", nil)
+	return out
 }
 
 func schemaOf(raw json.RawMessage) map[string]any {

@@ -48,7 +48,7 @@ func TestDeterministicToolIsClean(t *testing.T) {
 	if want := race.DefaultConcurrency * race.DefaultRounds; r.ConcurrentCalls != want || len(r.Groups) != 1 {
 		t.Errorf("%d concurrent calls in %d groups, want %d in 1", r.ConcurrentCalls, len(r.Groups), want)
 	}
-	if ct := r.CrossTalk; ct == nil || ct.Verdict != race.CrossTalkIsolated || ct.Field != "$.text" || ct.Echoes != race.DefaultConcurrency {
+	if ct := r.CrossTalk; ct == nil || ct.Verdict != race.CrossTalkIsolated || !slices.Equal(ct.Fields, []string{"$.text"}) || ct.Echoes != race.DefaultConcurrency {
 		t.Errorf("cross-talk %+v, want isolated on $.text with every answer echoing its marker", ct)
 	}
 	for _, tc := range r.Tests() {

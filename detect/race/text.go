@@ -39,7 +39,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "\nDivergent answer (%s):\n%s\n", textfmt.Plural(g.Count, "call"), indent(g.Diff, "  "))
 	}
 	if ct := r.CrossTalk; ct != nil {
-		fmt.Fprintf(&b, "\nCross-talk (%s): %s — %s\n", orDash(ct.Field), strings.ToUpper(ct.Verdict), ct.Reason)
+		fmt.Fprintf(&b, "\nCross-talk (%s): %s — %s\n", orDash(strings.Join(ct.Fields, ", ")), strings.ToUpper(ct.Verdict), ct.Reason)
 		for i, l := range ct.Leaks {
 			if i == 3 {
 				fmt.Fprintf(&b, "  … %d more in --json\n", len(ct.Leaks)-3)
@@ -86,7 +86,7 @@ func (r *Report) Tests() []*result.Test {
 		case CrossTalkLeak:
 			c.Status = result.Failed
 			for _, l := range ct.Leaks {
-				c.Failures = append(c.Failures, result.Failure{Assertion: "cross-talk", Path: ct.Field,
+				c.Failures = append(c.Failures, result.Failure{Assertion: "cross-talk", Path: strings.Join(ct.Fields, ", "),
 					Expected: fmt.Sprintf("call %d's answer carries only its own marker", l.Call),
 					Actual:   fmt.Sprintf("it carries the marker of call %s: %s", ints(l.Carries), l.Excerpt), Message: ct.Reason})
 				if len(c.Failures) == 5 {
