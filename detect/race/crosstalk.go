@@ -27,8 +27,8 @@ type CrossTalk struct {
 	// Fields are the arguments that carried each call's marker (every free-form string), as
 	// JSONPaths into the arguments.
 	Fields  []string `json:"fields,omitempty"`
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason"`
+	Verdict string   `json:"verdict"`
+	Reason  string   `json:"reason"`
 	// Echoes counts the concurrent answers that carried their own marker (the tool echoes
 	// the argument, so a leak would show).
 	Echoes int `json:"echoes"`
