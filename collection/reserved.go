@@ -5,7 +5,7 @@ import "time"
 // The blocks below configure the load, deadlock, race, head-of-line, fuzz and probe verbs. They
 // are parsed and validated with the collection; `mcpspec test` runs the deadlock, race and
 // head-of-line blocks after the collection's tests (the others are reserved for later
-// versions). Field names follow seed 000 §7/§14.2 in camelCase.
+// versions). Field names are camelCase.
 
 // LoadSpec is the `load:` block: the collection's tests (or explicit tool calls) as a weighted
 // workload.

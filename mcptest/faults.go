@@ -36,7 +36,7 @@ const (
 )
 
 // crossTalkWork is how long a CrossTalk call holds the shared buffer's content before answering.
-const crossTalkWork = 20 * time.Millisecond
+const crossTalkWork = 50 * time.Millisecond
 
 // activeCall is one tools/call in flight.
 type activeCall struct {

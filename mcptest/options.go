@@ -106,7 +106,7 @@ type Options struct {
 	// made one at a time never meet the bug, and once the first call finished, none does.
 	LazyInitDeadlock time.Duration
 	// CrossTalk breaks isolation under concurrency: every tools/call writes its answer's first
-	// text to a buffer shared by all calls, works for 20ms, then answers with what the buffer
+	// text to a buffer shared by all calls, works for 50ms, then answers with what the buffer
 	// holds, so overlapping calls answer with another call's text. Calls made one at a time are
 	// answered correctly.
 	CrossTalk bool

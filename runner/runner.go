@@ -226,6 +226,9 @@ func (cr *colRun) execute(ctx context.Context) {
 		cr.finish(nodes[i])
 	}
 	cr.runBlocks(ctx)
+	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
+		cr.runAudit(ctx, cr.col.Audit)
+	}
 	var wg sync.WaitGroup
 	for _, p := range cr.pools {
 		wg.Add(1)
