@@ -120,3 +120,22 @@ func TestUnknownTool(t *testing.T) {
 		t.Errorf("Run with an unknown tool: %v", err)
 	}
 }
+
+func TestUnansweredUnderConcurrencyIsARace(t *testing.T) {
+	// The server deadlocks once calls overlap: the concurrent calls time out, and so do the
+	// control calls after them; those say nothing about what varies by design.
+	srv := mcptest.NewTCPServer(&mcptest.Options{HangWhenConcurrent: true})
+	t.Cleanup(srv.Close)
+	dial, info, err := serverconn.SpecDial("tcp://"+srv.Addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second, RequestTimeout: 300 * time.Millisecond}})
+	r := check(t, op, &race.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
+	if r.Verdict != race.VerdictRace || r.Unanswered != 4 || !strings.Contains(r.Diagnosis, "got no answer at all") {
+		t.Errorf("verdict %s, unanswered %d: %s", r.Verdict, r.Unanswered, r.Diagnosis)
+	}
+	if len(r.VolatilePaths) != 0 {
+		t.Errorf("volatile paths %v: unanswered control calls must not count as variation", r.VolatilePaths)
+	}
+}

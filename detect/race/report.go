@@ -36,8 +36,11 @@ type Report struct {
 	// Reference is the canonical answer most control calls gave.
 	Reference string `json:"reference"`
 	// Groups are the distinct canonical answers of the concurrent calls, most frequent first.
-	Groups    []Group    `json:"groups"`
-	CrossTalk *CrossTalk `json:"crossTalk,omitempty"`
+	Groups []Group `json:"groups"`
+	// Unanswered counts the concurrent calls that got no answer at all (a timeout, the
+	// connection gone): their canonical answer is {"noAnswer": "<category>"}.
+	Unanswered int        `json:"unanswered,omitempty"`
+	CrossTalk  *CrossTalk `json:"crossTalk,omitempty"`
 	// Incomplete says why the check stopped before the end, if it did.
 	Incomplete string        `json:"incomplete,omitempty"`
 	Duration   time.Duration `json:"-"`
@@ -97,6 +100,17 @@ func (r *Report) compare(ctx context.Context, ig *Ignore, seq, con []calls.Outco
 	parents := map[string]string{}
 	var base []answer
 	count := map[string]int{}
+	// Volatility is learnt from the control calls that were answered: one that got no answer
+	// (a server wedged by the rounds before it) says nothing about what varies by design.
+	answered := seq[:0:0]
+	for _, o := range seq {
+		if o.Answered() {
+			answered = append(answered, o)
+		}
+	}
+	if len(answered) > 0 {
+		seq = answered
+	}
 	for _, o := range seq {
 		a := comparable(ctx, ig, o, parents)
 		base = append(base, a)
@@ -120,6 +134,9 @@ func (r *Report) compare(ctx context.Context, ig *Ignore, seq, con []calls.Outco
 	groups := map[string]*Group{}
 	divergent := map[string]bool{}
 	for _, o := range con {
+		if !o.Answered() {
+			r.Unanswered++
+		}
 		a := comparable(ctx, ig, o, parents)
 		g := groups[a.canonical]
 		if g == nil {
@@ -164,6 +181,9 @@ func (r *Report) decide(ctx context.Context) {
 		r.Verdict = VerdictRace
 		r.Diagnosis = fmt.Sprintf("answers diverge only under concurrency: %d of %d concurrent calls differ from the answer of calls made one at a time at %s, which never varied in %d such calls",
 			div, r.ConcurrentCalls, pathList(r.DivergentPaths), r.SequentialCalls)
+		if r.Unanswered > 0 {
+			r.Diagnosis += fmt.Sprintf("; %d of them got no answer at all (see mcpspec deadlock)", r.Unanswered)
+		}
 	case leaked:
 		r.Verdict = VerdictRace
 		r.Diagnosis = "cross-talk: " + r.CrossTalk.Reason
