@@ -57,12 +57,15 @@ type Collection struct {
 	Defaults Defaults
 	Tests    []*Test
 
+	// Detector blocks, run by `mcpspec test` after the tests; nil when absent. Their Server is
+	// set to the default server when the block names none.
+	Deadlock   *DeadlockSpec
+	Race       *RaceSpec
+	HeadOfLine *HeadOfLineSpec
 	// Reserved blocks: parsed and validated now, executed by later mcpspec verbs. nil when absent.
-	Load     *LoadSpec
-	Deadlock *DeadlockSpec
-	Race     *RaceSpec
-	Fuzz     *FuzzSpec
-	Probe    *ProbeSpec
+	Load  *LoadSpec
+	Fuzz  *FuzzSpec
+	Probe *ProbeSpec
 	// Audit is run by `mcpspec test` after the tests (see [AuditSpec]).
 	Audit *AuditSpec
 

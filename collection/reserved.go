@@ -2,9 +2,10 @@ package collection
 
 import "time"
 
-// The blocks below are reserved for the load, deadlock, race, fuzz and probe verbs. They are
-// parsed and validated with the collection so files written today keep working when those verbs
-// land; `mcpspec test` ignores them. Field names are camelCase.
+// The blocks below configure the load, deadlock, race, head-of-line, fuzz and probe verbs. They
+// are parsed and validated with the collection; `mcpspec test` runs the deadlock, race and
+// head-of-line blocks after the collection's tests (the others are reserved for later
+// versions). Field names are camelCase.
 
 // LoadSpec is the `load:` block: the collection's tests (or explicit tool calls) as a weighted
 // workload.
@@ -78,22 +79,56 @@ type Thresholds struct {
 // DeadlockSpec is the `deadlock:` block (deadlock probe): N concurrent identical calls after
 // the handshake, each watched by a hang detector.
 type DeadlockSpec struct {
-	Tool          string
+	// Server names the server probed ("" = the collection's default server).
+	Server string
+	// Tool is the tool probed; "" probes every tool (destructive and open-world ones only
+	// when included), with Input made up from each inputSchema.
+	Tool string
+	// Input is Tool's arguments; nil makes them up from its inputSchema.
 	Input         map[string]any
 	Concurrent    int           // default 20
 	HangThreshold time.Duration // default 5s
 	GracePeriod   time.Duration // default 10s
-	Pos           Pos
+	// IncludeDestructive and IncludeOpenWorld also probe tools annotated destructiveHint or
+	// openWorldHint; SkipTools names tools never probed.
+	IncludeDestructive bool
+	IncludeOpenWorld   bool
+	SkipTools          []string
+	Pos                Pos
 }
 
 // RaceSpec is the `race:` block: N identical concurrent calls whose canonical responses must agree.
 type RaceSpec struct {
-	Tool       string
+	// Server names the server checked ("" = the collection's default server).
+	Server string
+	Tool   string
+	// Input is the tool's arguments; nil makes them up from its inputSchema.
 	Input      map[string]any
-	Concurrent int
+	Concurrent int // default 10
+	Rounds     int // default 3
 	// Ignore lists JSONPaths removed before comparing (timestamps, ids).
 	Ignore []string
 	Pos    Pos
+}
+
+// HeadOfLineSpec is the `head-of-line:` block: does a fast call wait for slow ones.
+type HeadOfLineSpec struct {
+	// Server names the server checked ("" = the collection's default server).
+	Server string
+	// SlowTool and FastTool are required; nil inputs are made up from their inputSchema.
+	SlowTool  string
+	SlowInput map[string]any
+	FastTool  string
+	FastInput map[string]any
+	// SlowConcurrent is how many slow calls are in flight in the second phase (default 4).
+	SlowConcurrent int
+	// Rounds per phase (default 5) and Samples of the fast call alone (default 10).
+	Rounds  int
+	Samples int
+	// Threshold is the inflation (× the fast call's p50 alone) that counts as blocked
+	// (default 5).
+	Threshold float64
+	Pos       Pos
 }
 
 // FuzzSpec is the `fuzz:` block: malformed-but-plausible payloads.

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpspec/mcpspec/assert"
 )
 
 // msDuration converts milliseconds.
@@ -179,16 +181,19 @@ func (d *decoder) decodeThresholds(n *yaml.Node) *Thresholds {
 	return t
 }
 
-// toolTarget reads the shared tool/input/concurrent keys of deadlock and race.
-func (d *decoder) toolTarget(fs map[string]field, n *yaml.Node, block string) (tool string, input map[string]any, conc int) {
+// toolTarget reads the shared tool/input/concurrent keys of deadlock and race; needTool says
+// whether the tool is required. input stays nil when not given (made up from the schema).
+func (d *decoder) toolTarget(fs map[string]field, n *yaml.Node, block string, needTool bool) (tool string, input map[string]any, conc int) {
 	if f, ok := fs["tool"]; ok {
 		tool, _ = d.nonEmpty(f.val, block+".tool")
-	} else {
+	} else if needTool {
 		d.errf(n, "", "%s needs a tool", block)
 	}
-	input = map[string]any{}
 	if f, ok := fs["input"]; ok {
 		input, _ = d.object(f.val, block+".input")
+		if input == nil {
+			input = map[string]any{}
+		}
 	}
 	if f, ok := fs["concurrent"]; ok {
 		v, _ := d.integer(f.val, block+".concurrent", 1, 10000)
@@ -199,13 +204,27 @@ func (d *decoder) toolTarget(fs map[string]field, n *yaml.Node, block string) (t
 
 // decodeDeadlock reads the reserved `deadlock:` block.
 func (d *decoder) decodeDeadlock(n *yaml.Node) *DeadlockSpec {
-	fs, ok := d.fields(n, "deadlock", []string{"tool", "input", "concurrent", "hangThreshold", "gracePeriod"})
+	fs, ok := d.fields(n, "deadlock", []string{"server", "tool", "input", "concurrent", "hangThreshold", "gracePeriod",
+		"includeDestructive", "includeOpenWorld", "skipTools"})
 	if !ok {
 		return nil
 	}
 	s := &DeadlockSpec{Pos: d.pos(n), Concurrent: 20, HangThreshold: 5 * time.Second, GracePeriod: 10 * time.Second}
 	var conc int
-	s.Tool, s.Input, conc = d.toolTarget(fs, n, "deadlock")
+	s.Server = d.blockServer(fs, "deadlock")
+	s.Tool, s.Input, conc = d.toolTarget(fs, n, "deadlock", false)
+	if s.Tool == "" && s.Input != nil {
+		d.errf(fs["input"].val, "name the tool the input is for, or drop input to probe every tool", "deadlock.input without deadlock.tool")
+	}
+	if f, ok := fs["includeDestructive"]; ok {
+		s.IncludeDestructive, _ = d.boolean(f.val, "deadlock.includeDestructive")
+	}
+	if f, ok := fs["includeOpenWorld"]; ok {
+		s.IncludeOpenWorld, _ = d.boolean(f.val, "deadlock.includeOpenWorld")
+	}
+	if f, ok := fs["skipTools"]; ok {
+		s.SkipTools, _ = d.strList(f.val, "deadlock.skipTools")
+	}
 	if conc > 0 {
 		s.Concurrent = conc
 	}
@@ -215,23 +234,90 @@ func (d *decoder) decodeDeadlock(n *yaml.Node) *DeadlockSpec {
 	if f, ok := fs["gracePeriod"]; ok {
 		s.GracePeriod, _ = d.duration(f.val, "deadlock.gracePeriod")
 	}
+	for k, v := range map[string]time.Duration{"hangThreshold": s.HangThreshold, "gracePeriod": s.GracePeriod} {
+		if f, ok := fs[k]; ok && v <= 0 {
+			d.errf(f.val, "e.g. 5s", "deadlock.%s must be positive", k)
+		}
+	}
 	return s
+}
+
+// blockServer reads a detector block's optional `server:`.
+func (d *decoder) blockServer(fs map[string]field, block string) string {
+	if f, ok := fs["server"]; ok {
+		v, _ := d.nonEmpty(f.val, block+".server")
+		return v
+	}
+	return ""
 }
 
 // decodeRace reads the reserved `race:` block.
 func (d *decoder) decodeRace(n *yaml.Node) *RaceSpec {
-	fs, ok := d.fields(n, "race", []string{"tool", "input", "concurrent", "ignore"})
+	fs, ok := d.fields(n, "race", []string{"server", "tool", "input", "concurrent", "rounds", "ignore"})
 	if !ok {
 		return nil
 	}
-	s := &RaceSpec{Pos: d.pos(n), Concurrent: 10}
+	s := &RaceSpec{Pos: d.pos(n), Concurrent: 10, Rounds: 3}
 	var conc int
-	s.Tool, s.Input, conc = d.toolTarget(fs, n, "race")
+	s.Server = d.blockServer(fs, "race")
+	s.Tool, s.Input, conc = d.toolTarget(fs, n, "race", true)
 	if conc > 0 {
 		s.Concurrent = conc
 	}
+	if f, ok := fs["rounds"]; ok {
+		v, _ := d.integer(f.val, "race.rounds", 1, 100)
+		s.Rounds = int(v)
+	}
 	if f, ok := fs["ignore"]; ok {
 		s.Ignore, _ = d.strList(f.val, "race.ignore")
+		for _, p := range s.Ignore {
+			if _, err := assert.CompilePath(p); err != nil {
+				d.errf(f.val, "e.g. $.structuredContent.time or $..timestamp", "race.ignore: %v", err)
+			}
+		}
+	}
+	return s
+}
+
+// decodeHeadOfLine reads the `head-of-line:` block.
+func (d *decoder) decodeHeadOfLine(n *yaml.Node) *HeadOfLineSpec {
+	const block = "head-of-line"
+	fs, ok := d.fields(n, block, []string{"server", "slowTool", "slowInput", "fastTool", "fastInput", "slowConcurrent", "rounds", "samples", "threshold"})
+	if !ok {
+		return nil
+	}
+	s := &HeadOfLineSpec{Pos: d.pos(n), SlowConcurrent: 4, Rounds: 5, Samples: 10, Threshold: 5}
+	s.Server = d.blockServer(fs, block)
+	for _, t := range []struct {
+		key  string
+		dst  *string
+		in   string
+		args *map[string]any
+	}{{"slowTool", &s.SlowTool, "slowInput", &s.SlowInput}, {"fastTool", &s.FastTool, "fastInput", &s.FastInput}} {
+		if f, ok := fs[t.key]; ok {
+			*t.dst, _ = d.nonEmpty(f.val, block+"."+t.key)
+		} else {
+			d.errf(n, "", "%s needs a %s", block, t.key)
+		}
+		if f, ok := fs[t.in]; ok {
+			*t.args, _ = d.object(f.val, block+"."+t.in)
+			if *t.args == nil {
+				*t.args = map[string]any{}
+			}
+		}
+	}
+	for _, x := range []struct {
+		key    string
+		dst    *int
+		lo, hi int64
+	}{{"slowConcurrent", &s.SlowConcurrent, 1, 100}, {"rounds", &s.Rounds, 1, 100}, {"samples", &s.Samples, 1, 1000}} {
+		if f, ok := fs[x.key]; ok {
+			v, _ := d.integer(f.val, block+"."+x.key, x.lo, x.hi)
+			*x.dst = int(v)
+		}
+	}
+	if f, ok := fs["threshold"]; ok {
+		s.Threshold, _ = d.number(f.val, block+".threshold", 1.5, 1e6)
 	}
 	return s
 }

@@ -44,6 +44,8 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"server: testserver\ntests: [{id: a, call: x, expect: [{type: {path: $.a, expected: integer}}, {length: {path: $.a, operator: gt, value: 0}}]}]",
 		"server: testserver\ntests: [{id: a, call: x, expectError: {code: -32602, message: bad}}]",
 		"servers: {a: testserver}\nload: {duration: 1m, mix: [{test: a, weight: 1}]}\ntests: [{id: a, call: x}]",
+		"server: testserver\ndeadlock: {concurrent: 4, includeDestructive: true, skipTools: [x]}",
+		"servers: {a: testserver}\nrace: {server: a, tool: echo, rounds: 2, ignore: [$..time]}\nhead-of-line: {slowTool: slow, slowInput: {milliseconds: 200}, fastTool: echo, threshold: 3}",
 	}
 	invalid := []string{
 		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                    // unknown key
@@ -64,7 +66,8 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"server: testserver\ntests: []",                                                                      // empty tests
 		"server: testserver\ntests: [{name: a, call: b, extract: [{name: x}]}]",                              // extract without path
 		"server: testserver\ntests: [{name: a, call: b}]\nload: {rate: -1}",                                  // reserved block range
-		"server: testserver\ntests: [{name: a, call: b}]\ndeadlock: {concurrent: 2}",                         // deadlock without tool
+		"server: testserver\ntests: [{name: a, call: b}]\nrace: {concurrent: 2}",                             // race without tool
+		"server: testserver\nhead-of-line: {slowTool: a, fastTool: b, threshold: 1}",                         // threshold too low
 		"server: testserver\ntests: [{name: a, complete: {ref: {type: tool}, argument: {name: x}}}]",         // bad ref type
 	}
 	for _, doc := range valid {
