@@ -62,6 +62,7 @@ type app struct {
 func (a *app) verbs() []*cli.Command {
 	return []*cli.Command{
 		a.toolsCommand(),
+		a.tokensCommand(),
 		a.callCommand(),
 		a.inspectCommand(),
 		a.testCommand(),
