@@ -63,6 +63,7 @@ func (a *app) verbs() []*cli.Command {
 	return []*cli.Command{
 		a.toolsCommand(),
 		a.tokensCommand(),
+		a.docsCommand(),
 		a.callCommand(),
 		a.inspectCommand(),
 		a.testCommand(),

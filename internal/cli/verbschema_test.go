@@ -20,8 +20,11 @@ func runVerb(t *testing.T, args ...string) (string, ExitCode) {
 	srv := mcptest.NewServer(nil)
 	t.Cleanup(srv.Close)
 	for i, a := range args {
-		if a == "$URL" {
+		switch a {
+		case "$URL":
 			args[i] = srv.URL
+		case "$TMP":
+			args[i] = t.TempDir()
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -79,12 +82,15 @@ func TestVerbJSONFollowsSchema(t *testing.T) {
 	}{
 		{"tokens", "tokens.v1.json", []string{"tokens", "--server", "$URL", "--json"}, ExitOK},
 		{"tokens over budget", "tokens.v1.json", []string{"tokens", "--server", "$URL", "--json", "--budget", "10", "--encoding", "cl100k_base"}, ExitFailure},
+		{"docs", "docs.v1.json", []string{"docs", "--server", "$URL", "--json", "--output", "$TMP"}, ExitOK},
+		{"docs check stale", "docs.v1.json", []string{"docs", "--server", "$URL", "--json", "--output", "$TMP", "--check", "--format", "html"}, ExitFailure},
 		{"tokens connection error", "tokens.v1.json", []string{"tokens", "--server", "http://127.0.0.1:1/mcp", "--json", "--connect-timeout", "2s"}, ExitConnection},
 	}
 	// The schemas are not rubber stamps.
 	for _, bad := range []struct{ schema, doc string }{
 		{"tokens.v1.json", `{"exitCode":0,"bogus":1}`},
 		{"tokens.v1.json", `{"exitCode":0,"tools":[{"tool":"x","full":1}]}`},
+		{"docs.v1.json", `{"exitCode":1,"check":{"diff":""}}`},
 	} {
 		if validateDoc(t, bad.schema, bad.doc) == nil {
 			t.Errorf("%s accepts %s", bad.schema, bad.doc)

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/mcpspec/mcpspec/docsgen"
+	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/transport/spec"
+	"github.com/mcpspec/mcpspec/tokens"
+)
+
+func (a *app) docsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "docs",
+		Usage: "write reference docs of a server (tools, prompts, resources) as Markdown or HTML",
+		UsageText: "mcpspec docs --server SPEC [--format markdown|html] [--output DIR] [--check] [--json]\n\n" +
+			"Writes DIR/README.md (markdown) or DIR/index.html (html): the server's instructions; per\n" +
+			"tool its annotations, a parameter table, the output schema, an example call and its\n" +
+			"token cost; prompts, resources and templates. The output is deterministic (sorted, no\n" +
+			"timestamps), so it can be committed; --check compares instead of writing and prints a\n" +
+			"diff. Exit codes: 0 written or up to date · 1 --check found stale docs · 3 bad flags ·\n" +
+			"4 connection error.",
+		Flags: append(serverFlagDefs(),
+			&cli.StringFlag{Name: "format", Value: string(docsgen.Markdown), Usage: "`FORMAT`: markdown or html"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "docs", Usage: "write into `DIR`"},
+			&cli.BoolFlag{Name: "check", Usage: "compare with the docs in DIR instead of writing; exit 1 and print a diff when they are stale"},
+			&cli.StringFlag{Name: "encoding", Value: string(tokens.DefaultEncoding), Usage: "token `ENCODING` of the costs shown: o200k_base or cl100k_base"},
+		),
+		Action: a.docs,
+	}
+}
+
+// docsJSON is the --json output of docs (schema/docs.v1.json).
+type docsJSON struct {
+	sessionJSON
+	Format docsgen.Format `json:"format,omitempty"`
+	Output string         `json:"output,omitempty"`
+	Files  []string       `json:"files,omitempty"`
+	// Check is set with --check.
+	Check    *docsCheckJSON `json:"check,omitempty"`
+	ExitCode ExitCode       `json:"exitCode"`
+	*failureJSON
+}
+
+type docsCheckJSON struct {
+	UpToDate bool   `json:"upToDate"`
+	Diff     string `json:"diff,omitempty"`
+}
+
+func (a *app) docs(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Args().Present() {
+		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
+	}
+	f := readServerFlags(cmd)
+	format := docsgen.Format(cmd.String("format"))
+	if format == "md" {
+		format = docsgen.Markdown
+	}
+	if format != docsgen.Markdown && format != docsgen.HTML {
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown --format %q", format), Hint: "use markdown or html"}
+	}
+	dir := cmd.String("output")
+	if dir == "" {
+		return &Error{Code: ExitConfig, Msg: "--output is empty", Hint: "name the directory to write, e.g. --output docs"}
+	}
+	counter, err := tokens.NewCounter(tokens.Encoding(cmd.String("encoding")))
+	if err != nil {
+		return &Error{Code: ExitConfig, Msg: err.Error(), Hint: "use o200k_base or cl100k_base"}
+	}
+	out := docsJSON{Format: format, Output: dir}
+	err = a.withSession(ctx, f, "docs", func(ctx context.Context, t *target, s *session.Session) error {
+		out.sessionJSON = newSessionJSON(t, s)
+		inv, err := t.collect(ctx, s)
+		if err != nil {
+			return err
+		}
+		opts := &docsgen.Options{}
+		if r, err := tokens.Measure(counter, inv.Tools); err == nil {
+			opts.Tokens = r
+		}
+		files, err := docsgen.Render(inv, format, opts)
+		if err != nil {
+			return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
+		}
+		for name := range files {
+			out.Files = append(out.Files, filepath.Join(dir, name))
+		}
+		sort.Strings(out.Files)
+		if !cmd.Bool("check") {
+			if err := docsgen.Write(dir, files); err != nil {
+				return &Error{Code: ExitRuntime, Msg: err.Error(), Hint: "check that the --output directory can be written", Err: err}
+			}
+			if !f.JSON {
+				for _, p := range out.Files {
+					fmt.Fprintf(a.io.Stdout, "wrote %s\n", p)
+				}
+			}
+			return nil
+		}
+		diff, err := docsgen.Check(dir, files)
+		if err != nil {
+			return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
+		}
+		out.Check = &docsCheckJSON{UpToDate: diff == "", Diff: diff}
+		if diff != "" {
+			if !f.JSON {
+				fmt.Fprint(a.io.Stdout, diff)
+			}
+			return &Error{Code: ExitFailure, Msg: fmt.Sprintf("the docs in %s are stale", dir),
+				Hint: fmt.Sprintf("regenerate them: mcpspec docs --server %s --format %s --output %s", spec.Join([]string{f.Server}), format, spec.Join([]string{dir}))}
+		}
+		if !f.JSON {
+			fmt.Fprintf(a.io.Stdout, "%s up to date\n", joinPaths(out.Files))
+		}
+		return nil
+	})
+	if f.JSON {
+		if err != nil {
+			out.failureJSON = newFailureJSON(err)
+			out.ExitCode = exitCodeOf(ctx, err)
+		}
+		if werr := writeJSON(a.io.Stdout, out); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+func joinPaths(p []string) string {
+	s := ""
+	for i, x := range p {
+		if i > 0 {
+			s += ", "
+		}
+		s += x
+	}
+	return s
+}
