@@ -64,6 +64,7 @@ func (a *app) verbs() []*cli.Command {
 		a.toolsCommand(),
 		a.tokensCommand(),
 		a.docsCommand(),
+		a.retrievalCommand(),
 		a.callCommand(),
 		a.inspectCommand(),
 		a.testCommand(),

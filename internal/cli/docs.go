@@ -57,6 +57,22 @@ func (a *app) docs(ctx context.Context, cmd *cli.Command) error {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
 	}
 	f := readServerFlags(cmd)
+	var out docsJSON
+	err := a.docsRun(ctx, cmd, f, &out)
+	if f.JSON {
+		if err != nil {
+			out.failureJSON = newFailureJSON(err)
+			out.ExitCode = exitCodeOf(ctx, err)
+		}
+		if werr := writeJSON(a.io.Stdout, out); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// docsRun does the work of docs, filling out for --json.
+func (a *app) docsRun(ctx context.Context, cmd *cli.Command, f serverFlags, out *docsJSON) error {
 	format := docsgen.Format(cmd.String("format"))
 	if format == "md" {
 		format = docsgen.Markdown
@@ -72,8 +88,8 @@ func (a *app) docs(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return &Error{Code: ExitConfig, Msg: err.Error(), Hint: "use o200k_base or cl100k_base"}
 	}
-	out := docsJSON{Format: format, Output: dir}
-	err = a.withSession(ctx, f, "docs", func(ctx context.Context, t *target, s *session.Session) error {
+	*out = docsJSON{Format: format, Output: dir}
+	return a.withSession(ctx, f, "docs", func(ctx context.Context, t *target, s *session.Session) error {
 		out.sessionJSON = newSessionJSON(t, s)
 		inv, err := t.collect(ctx, s)
 		if err != nil {
@@ -119,16 +135,6 @@ func (a *app) docs(ctx context.Context, cmd *cli.Command) error {
 		}
 		return nil
 	})
-	if f.JSON {
-		if err != nil {
-			out.failureJSON = newFailureJSON(err)
-			out.ExitCode = exitCodeOf(ctx, err)
-		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 func joinPaths(p []string) string {

@@ -62,6 +62,22 @@ func (a *app) tokens(ctx context.Context, cmd *cli.Command) error {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
 	}
 	f := readServerFlags(cmd)
+	var out tokensJSON
+	err := a.tokensRun(ctx, cmd, f, &out)
+	if f.JSON {
+		if err != nil {
+			out.failureJSON = newFailureJSON(err)
+			out.ExitCode = exitCodeOf(ctx, err)
+		}
+		if werr := writeJSON(a.io.Stdout, out); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// tokensRun does the work of tokens, filling out for --json.
+func (a *app) tokensRun(ctx context.Context, cmd *cli.Command, f serverFlags, out *tokensJSON) error {
 	enc := tokens.Encoding(cmd.String("encoding"))
 	if !slices.Contains(tokens.Encodings(), enc) {
 		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown --encoding %q", enc), Hint: "use o200k_base (GPT-4o, GPT-4.1, GPT-5, o-series) or cl100k_base (GPT-4, GPT-3.5)"}
@@ -80,8 +96,7 @@ func (a *app) tokens(ctx context.Context, cmd *cli.Command) error {
 			return err
 		}
 	}
-	var out tokensJSON
-	err = a.withSession(ctx, f, "tokens", func(ctx context.Context, t *target, s *session.Session) error {
+	return a.withSession(ctx, f, "tokens", func(ctx context.Context, t *target, s *session.Session) error {
 		out.sessionJSON = newSessionJSON(t, s)
 		inv, err := t.collect(ctx, s)
 		if err != nil {
@@ -114,16 +129,6 @@ func (a *app) tokens(ctx context.Context, cmd *cli.Command) error {
 		}
 		return nil
 	})
-	if f.JSON {
-		if err != nil {
-			out.failureJSON = newFailureJSON(err)
-			out.ExitCode = exitCodeOf(ctx, err)
-		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 // loadTokensAgainst reads the file to compare with: a tokens report of the same encoding, or

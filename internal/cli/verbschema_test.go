@@ -84,6 +84,8 @@ func TestVerbJSONFollowsSchema(t *testing.T) {
 		{"tokens over budget", "tokens.v1.json", []string{"tokens", "--server", "$URL", "--json", "--budget", "10", "--encoding", "cl100k_base"}, ExitFailure},
 		{"docs", "docs.v1.json", []string{"docs", "--server", "$URL", "--json", "--output", "$TMP"}, ExitOK},
 		{"docs check stale", "docs.v1.json", []string{"docs", "--server", "$URL", "--json", "--output", "$TMP", "--check", "--format", "html"}, ExitFailure},
+		{"retrieval", "retrieval.v1.json", []string{"retrieval", "--server", "$URL", "--json", "--golden", "testdata/golden/mcptest.yaml"}, ExitOK},
+		{"retrieval bad golden path", "retrieval.v1.json", []string{"retrieval", "--server", "$URL", "--json", "--golden", "testdata/golden/none.yaml"}, ExitConfig},
 		{"tokens connection error", "tokens.v1.json", []string{"tokens", "--server", "http://127.0.0.1:1/mcp", "--json", "--connect-timeout", "2s"}, ExitConnection},
 	}
 	// The schemas are not rubber stamps.
@@ -91,6 +93,8 @@ func TestVerbJSONFollowsSchema(t *testing.T) {
 		{"tokens.v1.json", `{"exitCode":0,"bogus":1}`},
 		{"tokens.v1.json", `{"exitCode":0,"tools":[{"tool":"x","full":1}]}`},
 		{"docs.v1.json", `{"exitCode":1,"check":{"diff":""}}`},
+		{"retrieval.v1.json", `{"exitCode":0,"metrics":{"recallAt":{"x":1},"mrr":0,"ndcgAt10":0,"map":0}}`},
+		{"retrieval.v1.json", `{"exitCode":0,"metrics":{"recallAt":{"1":1.5},"mrr":0,"ndcgAt10":0,"map":0}}`},
 	} {
 		if validateDoc(t, bad.schema, bad.doc) == nil {
 			t.Errorf("%s accepts %s", bad.schema, bad.doc)
