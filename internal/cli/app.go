@@ -65,6 +65,7 @@ func (a *app) verbs() []*cli.Command {
 		a.tokensCommand(),
 		a.docsCommand(),
 		a.retrievalCommand(),
+		a.scoreCommand(),
 		a.callCommand(),
 		a.inspectCommand(),
 		a.testCommand(),

@@ -25,6 +25,8 @@ func runVerb(t *testing.T, args ...string) (string, ExitCode) {
 			args[i] = srv.URL
 		case "$TMP":
 			args[i] = t.TempDir()
+		case "$TMP/b.svg":
+			args[i] = filepath.Join(t.TempDir(), "b.svg")
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -86,6 +88,8 @@ func TestVerbJSONFollowsSchema(t *testing.T) {
 		{"docs check stale", "docs.v1.json", []string{"docs", "--server", "$URL", "--json", "--output", "$TMP", "--check", "--format", "html"}, ExitFailure},
 		{"retrieval", "retrieval.v1.json", []string{"retrieval", "--server", "$URL", "--json", "--golden", "testdata/golden/mcptest.yaml"}, ExitOK},
 		{"retrieval bad golden path", "retrieval.v1.json", []string{"retrieval", "--server", "$URL", "--json", "--golden", "testdata/golden/none.yaml"}, ExitConfig},
+		{"score", "score.v1.json", []string{"score", "--server", "$URL", "--json", "--badge", "$TMP/b.svg", "--golden", "testdata/golden/mcptest.yaml"}, ExitOK},
+		{"score below minimum", "score.v1.json", []string{"score", "--server", "$URL", "--json", "--min-score", "100"}, ExitFailure},
 		{"tokens connection error", "tokens.v1.json", []string{"tokens", "--server", "http://127.0.0.1:1/mcp", "--json", "--connect-timeout", "2s"}, ExitConnection},
 	}
 	// The schemas are not rubber stamps.
@@ -95,6 +99,8 @@ func TestVerbJSONFollowsSchema(t *testing.T) {
 		{"docs.v1.json", `{"exitCode":1,"check":{"diff":""}}`},
 		{"retrieval.v1.json", `{"exitCode":0,"metrics":{"recallAt":{"x":1},"mrr":0,"ndcgAt10":0,"map":0}}`},
 		{"retrieval.v1.json", `{"exitCode":0,"metrics":{"recallAt":{"1":1.5},"mrr":0,"ndcgAt10":0,"map":0}}`},
+		{"score.v1.json", `{"exitCode":0,"score":101}`},
+		{"score.v1.json", `{"exitCode":0,"checks":[{"id":"x","category":"speed","applies":true,"possible":1,"earned":1,"reason":""}]}`},
 	} {
 		if validateDoc(t, bad.schema, bad.doc) == nil {
 			t.Errorf("%s accepts %s", bad.schema, bad.doc)
