@@ -63,6 +63,10 @@ type Collection struct {
 	Race     *RaceSpec
 	Fuzz     *FuzzSpec
 	Probe    *ProbeSpec
+	// Tokens, Score and Retrieval gate the offline analyses (see reserved_analysis.go).
+	Tokens    *TokensSpec
+	Score     *ScoreSpec
+	Retrieval *RetrievalSpec
 
 	// Masker masks every secret known at load; the runner adds extracted secrets to it.
 	Masker *Masker
