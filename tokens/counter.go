@@ -87,6 +87,12 @@ func (c *Counter) ForcedCuts() int { return c.forced }
 
 // Count returns the number of tokens of s.
 func (c *Counter) Count(s string) (int, error) {
+	if strings.IndexByte(s, 0x7f) >= 0 {
+		// tiktoken-go's pre-tokenizer drops DEL (U+007F), the one character it loses. STX
+		// (U+0002) falls in the same classes of both encodings' patterns, and neither byte is
+		// part of any longer token in either vocabulary, so the count is tiktoken's.
+		s = strings.ReplaceAll(s, "\x7f", "\x02")
+	}
 	total := 0
 	for s != "" {
 		i, forced := cut(s, MaxChunk)

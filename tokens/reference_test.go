@@ -91,6 +91,7 @@ func referenceTexts(t *testing.T) []referenceEntry {
 		"tiktoken-go deviation: blank and newline run": strings.Repeat(" \n", 1500),
 		"tiktoken-go deviation: indented blank line":   "Args:\n    path: where\n    \n    Returns the text",
 		"escaped unicode in JSON":                      `{"description":"caf\u00e9 \u2028 \ud83d\ude00"}`,
+		"DEL and other controls":                       "a\x7fb \x7f\x7f .\x7f\n\x7f1 \x00\x01\x02 \x1b[31mred\x1b[0m",
 	} {
 		add(label, text)
 	}
