@@ -9,6 +9,12 @@
 // sums them, gives each total's share of common context windows, and [Compare] says what
 // changed against an earlier report.
 //
+// Counts were checked against the reference tiktoken on every tool entry of the official
+// reference servers. One known difference remains: tiktoken-go splits a blank run holding a
+// newline, blanks and another newline ("\n  \n", an indented blank line) in two where
+// tiktoken keeps one piece, which can add a token to a decoded description; compact JSON
+// escapes its newlines, so full, core and schema counts are unaffected.
+//
 // The counts are exact for OpenAI models that use the encoding; for other models (Claude,
 // Gemini, Llama …) they are an approximation: those tokenizers differ, and hosts wrap tool
 // definitions in their own framing.
