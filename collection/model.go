@@ -63,6 +63,8 @@ type Collection struct {
 	Race     *RaceSpec
 	Fuzz     *FuzzSpec
 	Probe    *ProbeSpec
+	// Audit is run by `mcpspec test` after the tests (see [AuditSpec]).
+	Audit *AuditSpec
 	// Tokens, Score and Retrieval gate the offline analyses (see reserved_analysis.go).
 	Tokens    *TokensSpec
 	Score     *ScoreSpec
