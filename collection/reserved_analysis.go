@@ -9,9 +9,8 @@ import (
 // The blocks below gate a server's offline analyses: the context cost of its tool definitions
 // (`tokens:`, package tokens), its MCP score (`score:`, package score) and how well its tools
 // are found (`retrieval:`, package retrieval). They are parsed and validated with the
-// collection; package gates runs each on a session as one test result, which the runner is
-// to add after the collection's tests. Paths are relative to the working directory, like the
-// verbs' flags.
+// collection, and the runner runs each after the tests as one test (package gates). Paths are
+// relative to the working directory, like the verbs' flags.
 
 // TokensSpec is the `tokens:` block: a budget for the tool definitions' core tokens.
 type TokensSpec struct {

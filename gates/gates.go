@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
+	"github.com/mcpspec/mcpspec/audit"
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/inventory"
 	"github.com/mcpspec/mcpspec/result"
@@ -79,8 +81,9 @@ func Tokens(ctx context.Context, s *session.Session, server string, spec *collec
 	return finish(t, started)
 }
 
-// Score rates s's server with the rubric and fails below spec's minimum. The security category
-// does not apply (no audit runs here).
+// Score rates s's server with the rubric and fails below spec's minimum. Security is the
+// passive audit of what the server lists, with the committed suppressions
+// ([SuppressionsPath], when it exists).
 func Score(ctx context.Context, s *session.Session, server string, spec *collection.ScoreSpec) *result.Test {
 	started := time.Now()
 	t := newTest("score", server)
@@ -109,6 +112,12 @@ func Score(ctx context.Context, s *session.Session, server string, spec *collect
 			return finish(t, started)
 		}
 	}
+	sec, err := auditInventory(inv)
+	if err != nil {
+		errored(t, "audit suppressions", err)
+		return finish(t, started)
+	}
+	in.Security = sec
 	in.Probes = score.Probe(ctx, s, inv)
 	r := score.Rate(in)
 	t.Target = fmt.Sprintf("MCP score %s", score.BadgeText(r))
@@ -120,6 +129,25 @@ func Score(ctx context.Context, s *session.Session, server string, spec *collect
 		t.Failures = append(t.Failures, result.Failure{Assertion: "score.minimum", Expected: fmt.Sprintf("≥ %d", spec.Minimum), Actual: fmt.Sprint(r.Score), Message: msg, Line: spec.Pos.Line})
 	}
 	return finish(t, started)
+}
+
+// SuppressionsPath is the committed suppressions file the score's audit reads when it exists.
+const SuppressionsPath = ".mcpspec/audit-suppressions.yaml"
+
+// auditInventory runs the passive audit over inv with the committed suppressions.
+func auditInventory(inv *inventory.Inventory) (*score.SecurityInput, error) {
+	opts := &audit.Options{}
+	f, err := os.Open(SuppressionsPath)
+	switch {
+	case err == nil:
+		defer f.Close()
+		if opts.Suppressions, err = audit.ReadSuppressions(f, SuppressionsPath); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	return score.Audit(inv, opts), nil
 }
 
 // mostLost names the three checks that lost the most points.

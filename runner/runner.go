@@ -227,6 +227,9 @@ func (cr *colRun) execute(ctx context.Context) {
 	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
 		cr.runAudit(ctx, cr.col.Audit)
 	}
+	if ctx.Err() == nil && cr.st.bail() == "" {
+		cr.runGates(ctx)
+	}
 	var wg sync.WaitGroup
 	for _, p := range cr.pools {
 		wg.Add(1)

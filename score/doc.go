@@ -7,7 +7,7 @@
 // points earned over the points possible, times 100, rounded half up. Every point is
 // accounted for in [Result.Checks], with the reason it was earned or lost.
 //
-// Security weighs the audit's findings by severity × confidence, and a confirmed (certain)
+// Security weighs the passive audit's findings ([Audit], package audit) by severity × confidence, and a confirmed (certain)
 // critical finding caps the whole score at [CriticalCap]. Latency is measured and reported,
 // never scored: it depends on the machine.
 //

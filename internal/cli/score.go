@@ -2,13 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/audit"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/inventory"
 	"github.com/mcpspec/mcpspec/retrieval"
@@ -167,12 +170,22 @@ func (a *app) scoreRun(ctx context.Context, cmd *cli.Command, f serverFlags, out
 	})
 }
 
-// scoreSecurity returns the security findings for the score. The audit (package audit) is not
-// wired in this build, so the category does not apply and leaves the denominator; wiring it
-// means running the passive audit on inv and mapping each active finding to a
-// score.SecurityFinding (severity 0–4, confidence 0–2).
-func (a *app) scoreSecurity(context.Context, *session.Session, *inventory.Inventory) (*score.SecurityInput, error) {
-	return nil, nil
+// scoreSecurity runs the passive audit over the inventory (no request, no tool call) with the
+// committed suppressions (.mcpspec/audit-suppressions.yaml when it exists). Drift against the
+// lockfile is left to 'mcpspec audit': the score rates the server, not its history.
+func (a *app) scoreSecurity(_ context.Context, _ *session.Session, inv *inventory.Inventory) (*score.SecurityInput, error) {
+	opts := &audit.Options{}
+	f, err := os.Open(defaultSuppressions)
+	switch {
+	case err == nil:
+		defer f.Close()
+		if opts.Suppressions, err = audit.ReadSuppressions(f, defaultSuppressions); err != nil {
+			return nil, &Error{Code: ExitConfig, Msg: err.Error(), Hint: "each suppression needs rule, reason and expires (YYYY-MM-DD)", Err: err}
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, &Error{Code: ExitConfig, Msg: "cannot read the suppressions file " + defaultSuppressions, Err: err}
+	}
+	return score.Audit(inv, opts), nil
 }
 
 func scoreLatencies(listed time.Duration, p *score.Probes) []scoreLatency {
