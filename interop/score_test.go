@@ -14,7 +14,7 @@ import (
 	"github.com/mcpspec/mcpspec/tokens"
 )
 
-// TestScoreReferenceServers scores the official reference servers live, probes included (an
+// TestScoreReferenceServers scores the official reference servers live, audit and probes included (an
 // unknown tool and, where one exists, a read-only tool without its required arguments), and
 // checks that the explanation accounts for every point.
 func TestScoreReferenceServers(t *testing.T) {
@@ -41,7 +41,10 @@ func TestScoreReferenceServers(t *testing.T) {
 			if !p.Handshake || p.UnknownTool.Kind == score.Failure || p.InvalidCursor.Kind == score.Failure {
 				t.Errorf("probes: %+v", p)
 			}
-			r := score.Rate(&score.Input{Inventory: inv, Tokens: rep, Probes: p})
+			r := score.Rate(&score.Input{Inventory: inv, Tokens: rep, Probes: p, Security: score.Audit(inv, nil)})
+			if c := r.Categories[0]; c.Earned != c.Possible || c.Possible != 30 {
+				t.Errorf("security %v of %v: the audit raised something on a reference server", c.Earned, c.Possible)
+			}
 			var earned, possible float64
 			for _, c := range r.Checks {
 				if c.Applies {

@@ -315,7 +315,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // TestReferenceServersExplained rates the committed inventories of the reference servers
-// offline (no probes, no audit) and keeps the explanation as a golden file.
+// offline (audit included, no probes) and keeps the explanation as a golden file.
 func TestReferenceServersExplained(t *testing.T) {
 	for _, name := range []string{"server-everything", "server-filesystem", "server-memory"} {
 		t.Run(name, func(t *testing.T) {
@@ -332,7 +332,7 @@ func TestReferenceServersExplained(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := Rate(&Input{Inventory: &in, Tokens: rep})
+			r := Rate(&Input{Inventory: &in, Tokens: rep, Security: Audit(&in, nil)})
 			accountedFor(t, r)
 			var b bytes.Buffer
 			if err := WriteText(&b, r, true); err != nil {
