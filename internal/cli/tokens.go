@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,9 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/audit"
 	"github.com/mcpspec/mcpspec/inventory"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/tokens"
@@ -25,11 +29,12 @@ func (a *app) tokensCommand() *cli.Command {
 			"inputSchema — what a client forwards to a model), split into name, description, schema,\n" +
 			"structure and extras; the totals' share of 8k/32k/128k/200k context windows. Counts are\n" +
 			"exact for OpenAI models using the encoding and approximate for others. --against compares\n" +
-			"with an earlier 'tokens --json' output or a saved tool list ('tools --json'). Exit codes:\n" +
+			"with an earlier 'tokens --json' output, a saved tool list ('tools --json') or the audit's\n" +
+			"lockfile (" + audit.DefaultLockPath + ", in a PR). Exit codes:\n" +
 			"0 ok · 1 the core total exceeds --budget · 3 bad flags or --against file · 4 connection error.",
 		Flags: append(serverFlagDefs(),
 			&cli.StringFlag{Name: "encoding", Value: string(tokens.DefaultEncoding), Usage: "BPE `ENCODING`: o200k_base (GPT-4o and later) or cl100k_base (GPT-4)"},
-			&cli.StringFlag{Name: "against", Usage: "compare with `FILE`: an earlier 'tokens --json' output, or a saved tool list ('tools --json', a tools/list result)"},
+			&cli.StringFlag{Name: "against", Usage: "compare with `FILE`: an earlier 'tokens --json' output, a saved tool list ('tools --json', a tools/list result), or the audit's lockfile (" + audit.DefaultLockPath + ")"},
 			&cli.IntFlag{Name: "budget", Usage: "exit 1 when the core tokens of all tools exceed `N`"},
 		),
 		Action: a.tokens,
@@ -90,9 +95,9 @@ func (a *app) tokensRun(ctx context.Context, cmd *cli.Command, f serverFlags, ou
 	if err != nil {
 		return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
 	}
-	var before *tokens.Report
+	var against *tokensAgainst
 	if path := cmd.String("against"); path != "" {
-		if before, err = loadTokensAgainst(counter, path); err != nil {
+		if against, err = loadTokensAgainst(counter, path); err != nil {
 			return err
 		}
 	}
@@ -108,8 +113,10 @@ func (a *app) tokensRun(ctx context.Context, cmd *cli.Command, f serverFlags, ou
 		}
 		out.Report = r
 		var diff *tokens.Diff
-		if before != nil {
-			diff = tokens.Compare(before, r)
+		if against != nil {
+			if diff, err = against.compare(counter, inv, r); err != nil {
+				return err
+			}
 			out.Against = &tokensAgainstJSON{File: cmd.String("against"), Diff: diff}
 		}
 		if budget > 0 {
@@ -131,13 +138,87 @@ func (a *app) tokensRun(ctx context.Context, cmd *cli.Command, f serverFlags, ou
 	})
 }
 
-// loadTokensAgainst reads the file to compare with: a tokens report of the same encoding, or
-// a tool list (measured now with counter).
-func loadTokensAgainst(counter *tokens.Counter, path string) (*tokens.Report, error) {
+// tokensAgainst is what --against names: a tokens report, a tool list, or the audit's
+// lockfile (whose tool definitions are measured once the live server is known).
+type tokensAgainst struct {
+	report *tokens.Report
+	lock   *audit.Lock
+	path   string
+}
+
+// compare measures what the file holds and compares the live tools with it. Against a
+// lockfile both sides are measured in its canonical form (keys sorted), so that key order
+// does not count as a change.
+func (ag *tokensAgainst) compare(counter *tokens.Counter, inv *inventory.Inventory, live *tokens.Report) (*tokens.Diff, error) {
+	if ag.lock == nil {
+		return tokens.Compare(ag.report, live), nil
+	}
+	sl, err := lockedServer(ag.lock, inv.ServerInfo.Name)
+	if err != nil {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s: %v", ag.path, err), Hint: "the lockfile pins other servers; pin this one with mcpspec audit --update-lock"}
+	}
+	names := make([]string, 0, len(sl.Tools))
+	for n := range sl.Tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var locked []session.Tool
+	for _, n := range names {
+		var t session.Tool
+		if err := json.Unmarshal(sl.Tools[n].Definition, &t); err != nil {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s: tool %q: %v", ag.path, n, err), Err: err}
+		}
+		t.Raw = sl.Tools[n].Definition
+		locked = append(locked, t)
+	}
+	current := make([]session.Tool, len(inv.Tools))
+	for i, t := range inv.Tools {
+		current[i] = t
+		if c, err := audit.Canonical(t.Raw); err == nil {
+			current[i].Raw = c
+		}
+	}
+	before, err := tokens.Measure(counter, locked)
+	if err != nil {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s: %v", ag.path, err), Err: err}
+	}
+	after, err := tokens.Measure(counter, current)
+	if err != nil {
+		return nil, &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
+	}
+	return tokens.Compare(before, after), nil
+}
+
+// lockedServer picks the lockfile's entry for the live server: the only one, or the one whose
+// name or recorded serverInfo.name is name.
+func lockedServer(l *audit.Lock, name string) (*audit.ServerLock, error) {
+	if sl, ok := l.Servers[name]; ok {
+		return sl, nil
+	}
+	var keys []string
+	for k, sl := range l.Servers {
+		if sl.ServerName == name && name != "" {
+			return sl, nil
+		}
+		keys = append(keys, k)
+	}
+	if len(l.Servers) == 1 {
+		return l.Servers[keys[0]], nil
+	}
+	sort.Strings(keys)
+	return nil, fmt.Errorf("no entry for server %q among %s", name, strings.Join(keys, ", "))
+}
+
+// loadTokensAgainst reads the file to compare with: a tokens report of the same encoding, a
+// tool list (measured now with counter), or the audit's lockfile.
+func loadTokensAgainst(counter *tokens.Counter, path string) (*tokensAgainst, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		hint := "give a file written by 'mcpspec tokens --json' or 'mcpspec tools --json'"
-		if errors.Is(err, fs.ErrNotExist) {
+		hint := "give a file written by 'mcpspec tokens --json' or 'mcpspec tools --json', or the lockfile " + audit.DefaultLockPath
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(path, ".lock"):
+			hint = "pin the tools first: mcpspec audit --server SPEC --update-lock, and commit " + audit.DefaultLockPath
+		case errors.Is(err, fs.ErrNotExist):
 			hint = "save one first: mcpspec tokens --server SPEC --json > " + path
 		}
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --against file: %v", err), Hint: hint, Err: err}
@@ -145,9 +226,17 @@ func loadTokensAgainst(counter *tokens.Counter, path string) (*tokens.Report, er
 	var head struct {
 		SchemaVersion string          `json:"schemaVersion"`
 		Encoding      tokens.Encoding `json:"encoding"`
+		LockVersion   *int            `json:"lockVersion"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s is not JSON: %v", path, err), Hint: "give a file written by 'mcpspec tokens --json' or 'mcpspec tools --json'", Err: err}
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s is not JSON: %v", path, err), Hint: "give a file written by 'mcpspec tokens --json' or 'mcpspec tools --json', or the lockfile " + audit.DefaultLockPath, Err: err}
+	}
+	if head.LockVersion != nil {
+		l, err := audit.ReadLock(bytes.NewReader(data))
+		if err != nil {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s: %v", path, err), Hint: "restore it from version control, or write it again with mcpspec audit --update-lock", Err: err}
+		}
+		return &tokensAgainst{lock: l, path: path}, nil
 	}
 	if head.SchemaVersion == tokens.ReportVersion {
 		if head.Encoding != counter.Encoding() {
@@ -158,18 +247,18 @@ func loadTokensAgainst(counter *tokens.Counter, path string) (*tokens.Report, er
 		if err := json.Unmarshal(data, &r); err != nil {
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s: %v", path, err), Err: err}
 		}
-		return &r, nil
+		return &tokensAgainst{report: &r, path: path}, nil
 	}
 	var inv inventory.Inventory
 	if err := json.Unmarshal(data, &inv); err != nil || len(inv.Tools) == 0 && !hasToolsMember(data) {
-		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s is neither a tokens report nor a tool list", path),
-			Hint: "give a file written by 'mcpspec tokens --json' or 'mcpspec tools --json'", Err: err}
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s is neither a tokens report, a tool list nor a lockfile", path),
+			Hint: "give a file written by 'mcpspec tokens --json' or 'mcpspec tools --json', or the lockfile " + audit.DefaultLockPath, Err: err}
 	}
 	r, err := tokens.Measure(counter, inv.Tools)
 	if err != nil {
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--against %s: %v", path, err), Err: err}
 	}
-	return r, nil
+	return &tokensAgainst{report: r, path: path}, nil
 }
 
 // hasToolsMember reports whether data is an object with a "tools" member.
