@@ -1,7 +1,8 @@
 // Package docsgen writes reference documentation for an MCP server from its
 // [inventory.Inventory]: the server's instructions; per tool its annotations as badges, a
 // parameter table (type, required, default, enum, constraints), the output schema, an example
-// call synthesised from the input schema and its token cost; then prompts, resources and
+// call synthesised from the input schema, its token cost and flags (an audit's findings); then
+// prompts, resources and
 // resource templates. Output is Markdown or a self-contained HTML page (no script, no external
 // asset).
 //

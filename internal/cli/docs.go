@@ -8,7 +8,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/audit"
 	"github.com/mcpspec/mcpspec/docsgen"
+	"github.com/mcpspec/mcpspec/inventory"
+	"github.com/mcpspec/mcpspec/score"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 	"github.com/mcpspec/mcpspec/tokens"
@@ -20,10 +23,10 @@ func (a *app) docsCommand() *cli.Command {
 		Usage: "write reference docs of a server (tools, prompts, resources) as Markdown or HTML",
 		UsageText: "mcpspec docs --server SPEC [--format markdown|html] [--output DIR] [--check] [--json]\n\n" +
 			"Writes DIR/README.md (markdown) or DIR/index.html (html): the server's instructions; per\n" +
-			"tool its annotations, a parameter table, the output schema, an example call and its\n" +
-			"token cost; prompts, resources and templates. The output is deterministic (sorted, no\n" +
-			"timestamps), so it can be committed; --check compares instead of writing and prints a\n" +
-			"diff. Exit codes: 0 written or up to date · 1 --check found stale docs · 3 bad flags ·\n" +
+			"tool its annotations, a parameter table, the output schema, an example call, its token\n" +
+			"cost and the audit's findings; prompts, resources and templates. The output is\n" +
+			"deterministic (sorted, no timestamps), so it can be committed; --check compares instead\n" +
+			"of writing and prints a diff. Exit codes: 0 written or up to date · 1 --check found stale docs · 3 bad flags ·\n" +
 			"4 connection error.",
 		Flags: append(serverFlagDefs(),
 			&cli.StringFlag{Name: "format", Value: string(docsgen.Markdown), Usage: "`FORMAT`: markdown or html"},
@@ -99,6 +102,9 @@ func (a *app) docsRun(ctx context.Context, cmd *cli.Command, f serverFlags, out 
 		if r, err := tokens.Measure(counter, inv.Tools); err == nil {
 			opts.Tokens = r
 		}
+		if opts.Flags, err = auditFlags(inv); err != nil {
+			return err
+		}
 		files, err := docsgen.Render(inv, format, opts)
 		if err != nil {
 			return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
@@ -146,4 +152,21 @@ func joinPaths(p []string) string {
 		s += x
 	}
 	return s
+}
+
+// auditFlags runs the passive audit over inv (with the committed suppressions) and returns, per
+// tool, its findings of low severity or more as "severity rule: message", in the audit's order.
+func auditFlags(inv *inventory.Inventory) (map[string][]string, error) {
+	opts, err := committedSuppressions()
+	if err != nil {
+		return nil, err
+	}
+	rep := audit.Run([]*audit.Metadata{score.AuditMetadata(inv)}, opts)
+	flags := map[string][]string{}
+	for _, f := range audit.AtLeast(rep.Findings, audit.Low) {
+		if f.Subject.Kind == audit.KindTool {
+			flags[f.Subject.Name] = append(flags[f.Subject.Name], fmt.Sprintf("%s %s: %s", f.Severity, f.RuleID, f.Message))
+		}
+	}
+	return flags, nil
 }

@@ -174,6 +174,16 @@ func (a *app) scoreRun(ctx context.Context, cmd *cli.Command, f serverFlags, out
 // committed suppressions (.mcpspec/audit-suppressions.yaml when it exists). Drift against the
 // lockfile is left to 'mcpspec audit': the score rates the server, not its history.
 func (a *app) scoreSecurity(_ context.Context, _ *session.Session, inv *inventory.Inventory) (*score.SecurityInput, error) {
+	opts, err := committedSuppressions()
+	if err != nil {
+		return nil, err
+	}
+	return score.Audit(inv, opts), nil
+}
+
+// committedSuppressions returns audit options holding the committed suppressions
+// (.mcpspec/audit-suppressions.yaml when it exists).
+func committedSuppressions() (*audit.Options, error) {
 	opts := &audit.Options{}
 	f, err := os.Open(defaultSuppressions)
 	switch {
@@ -185,7 +195,7 @@ func (a *app) scoreSecurity(_ context.Context, _ *session.Session, inv *inventor
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, &Error{Code: ExitConfig, Msg: "cannot read the suppressions file " + defaultSuppressions, Err: err}
 	}
-	return score.Audit(inv, opts), nil
+	return opts, nil
 }
 
 func scoreLatencies(listed time.Duration, p *score.Probes) []scoreLatency {
