@@ -134,7 +134,7 @@ func (a *app) docsRun(ctx context.Context, cmd *cli.Command, f serverFlags, out 
 				fmt.Fprint(a.io.Stdout, diff)
 			}
 			return &Error{Code: ExitFailure, Msg: fmt.Sprintf("the docs in %s are stale", dir),
-				Hint: fmt.Sprintf("regenerate them: mcpspec docs --server %s --format %s --output %s", spec.Join([]string{f.Server}), format, spec.Join([]string{dir}))}
+				Hint: "regenerate them: " + docsCommandLine(f, format, dir)}
 		}
 		if !f.JSON {
 			fmt.Fprintf(a.io.Stdout, "%s up to date\n", joinPaths(out.Files))
@@ -169,4 +169,17 @@ func auditFlags(inv *inventory.Inventory) (map[string][]string, error) {
 		}
 	}
 	return flags, nil
+}
+
+// docsCommandLine is the command that writes the docs again, with the flags that change them.
+func docsCommandLine(f serverFlags, format docsgen.Format, dir string) string {
+	words := []string{"mcpspec", "docs", "--server", f.Server}
+	if f.ProtocolVersion != "" {
+		words = append(words, "--protocol-version", f.ProtocolVersion)
+	}
+	if f.Transport != "" {
+		words = append(words, "--transport", f.Transport)
+	}
+	words = append(words, "--format", string(format), "--output", dir)
+	return spec.Join(words)
 }
