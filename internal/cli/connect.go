@@ -169,6 +169,9 @@ func newSessionJSON(t *target, s *session.Session) sessionJSON {
 	j := sessionJSON{}
 	if t != nil {
 		j.Transport = t.info.Transport
+		if t.conn != nil {
+			j.Transport = t.conn.Transport // what an http(s) URL settled on
+		}
 	}
 	if s != nil {
 		info := s.ServerInfo()
