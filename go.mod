@@ -13,6 +13,7 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/theory/jsonpath v0.12.3
+	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/urfave/cli/v3 v3.14.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
@@ -23,6 +24,7 @@ require (
 )
 
 require (
+	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect

@@ -68,6 +68,10 @@ type Collection struct {
 	Probe *ProbeSpec
 	// Audit is run by `mcpspec test` after the tests (see [AuditSpec]).
 	Audit *AuditSpec
+	// Tokens, Score and Retrieval gate the offline analyses (see reserved_analysis.go).
+	Tokens    *TokensSpec
+	Score     *ScoreSpec
+	Retrieval *RetrievalSpec
 
 	// Masker masks every secret known at load; the runner adds extracted secrets to it.
 	Masker *Masker

@@ -203,7 +203,7 @@ func (d *decoder) toolTarget(fs map[string]field, n *yaml.Node, block string, ne
 }
 
 // decodeDeadlock reads the reserved `deadlock:` block.
-func (d *decoder) decodeDeadlock(n *yaml.Node) *DeadlockSpec {
+func (d *decoder) decodeDeadlock(n *yaml.Node, c *Collection) *DeadlockSpec {
 	fs, ok := d.fields(n, "deadlock", []string{"server", "tool", "input", "concurrent", "hangThreshold", "gracePeriod",
 		"includeDestructive", "includeOpenWorld", "skipTools"})
 	if !ok {
@@ -211,7 +211,7 @@ func (d *decoder) decodeDeadlock(n *yaml.Node) *DeadlockSpec {
 	}
 	s := &DeadlockSpec{Pos: d.pos(n), Concurrent: 20, HangThreshold: 5 * time.Second, GracePeriod: 10 * time.Second}
 	var conc int
-	s.Server = d.blockServer(fs, "deadlock")
+	s.Server = d.blockServer(n, fs, "deadlock", c)
 	s.Tool, s.Input, conc = d.toolTarget(fs, n, "deadlock", false)
 	if s.Tool == "" && s.Input != nil {
 		d.errf(fs["input"].val, "name the tool the input is for, or drop input to probe every tool", "deadlock.input without deadlock.tool")
@@ -242,24 +242,15 @@ func (d *decoder) decodeDeadlock(n *yaml.Node) *DeadlockSpec {
 	return s
 }
 
-// blockServer reads a detector block's optional `server:`.
-func (d *decoder) blockServer(fs map[string]field, block string) string {
-	if f, ok := fs["server"]; ok {
-		v, _ := d.nonEmpty(f.val, block+".server")
-		return v
-	}
-	return ""
-}
-
 // decodeRace reads the reserved `race:` block.
-func (d *decoder) decodeRace(n *yaml.Node) *RaceSpec {
+func (d *decoder) decodeRace(n *yaml.Node, c *Collection) *RaceSpec {
 	fs, ok := d.fields(n, "race", []string{"server", "tool", "input", "concurrent", "rounds", "ignore"})
 	if !ok {
 		return nil
 	}
 	s := &RaceSpec{Pos: d.pos(n), Concurrent: 10, Rounds: 3}
 	var conc int
-	s.Server = d.blockServer(fs, "race")
+	s.Server = d.blockServer(n, fs, "race", c)
 	s.Tool, s.Input, conc = d.toolTarget(fs, n, "race", true)
 	if conc > 0 {
 		s.Concurrent = conc
@@ -280,14 +271,14 @@ func (d *decoder) decodeRace(n *yaml.Node) *RaceSpec {
 }
 
 // decodeHeadOfLine reads the `head-of-line:` block.
-func (d *decoder) decodeHeadOfLine(n *yaml.Node) *HeadOfLineSpec {
+func (d *decoder) decodeHeadOfLine(n *yaml.Node, c *Collection) *HeadOfLineSpec {
 	const block = "head-of-line"
 	fs, ok := d.fields(n, block, []string{"server", "slowTool", "slowInput", "fastTool", "fastInput", "slowConcurrent", "rounds", "samples", "threshold"})
 	if !ok {
 		return nil
 	}
 	s := &HeadOfLineSpec{Pos: d.pos(n), SlowConcurrent: 4, Rounds: 5, Samples: 10, Threshold: 5}
-	s.Server = d.blockServer(fs, block)
+	s.Server = d.blockServer(n, fs, block, c)
 	for _, t := range []struct {
 		key  string
 		dst  *string

@@ -89,6 +89,10 @@ func (a *app) flush() {
 func (a *app) verbs() []*cli.Command {
 	return []*cli.Command{
 		a.toolsCommand(),
+		a.tokensCommand(),
+		a.docsCommand(),
+		a.retrievalCommand(),
+		a.scoreCommand(),
 		a.callCommand(),
 		a.inspectCommand(),
 		a.testCommand(),
