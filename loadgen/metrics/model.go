@@ -67,8 +67,8 @@ type Scenario struct {
 	Iterations   int64   `json:"iterations,omitempty"`
 	MaxInFlight  int     `json:"max_in_flight,omitempty"`
 	// SessionMode is shared, pool or per-iteration.
-	SessionMode string `json:"session_mode"`
-	Sessions    int    `json:"sessions,omitempty"`
+	SessionMode string  `json:"session_mode"`
+	Sessions    int     `json:"sessions,omitempty"`
 	WarmupSecs  float64 `json:"warmup_secs,omitempty"`
 	// Stages is the schedule of a ramp, spike or staged run: each leg's duration and target
 	// (rate or workers).
