@@ -98,6 +98,8 @@ type Backend struct {
 	jobs sync.WaitGroup
 
 	faults faultState
+	// stallClock starts at the first tools/call (Options.Stall).
+	stallClock clock
 }
 
 // NewBackend returns a Backend configured by opts (nil means defaults). It panics on invalid
