@@ -131,19 +131,6 @@ func clipBytes(b []byte) string {
 	return string(b)
 }
 
-// ops returns the operation table of the workload, and each step's index in it.
-func (w *Workload) ops(tbl *opTable) {
-	if w == nil {
-		return
-	}
-	for i := range w.Entries {
-		for j := range w.Entries[i].Steps {
-			st := &w.Entries[i].Steps[j]
-			tbl.index(metrics.Op{Name: st.Name, Kind: st.Kind})
-		}
-	}
-}
-
 // opTable assigns operation indexes.
 type opTable struct {
 	ops []metrics.Op

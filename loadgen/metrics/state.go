@@ -321,3 +321,30 @@ func (st *State) topMessages(n int) []ErrorMessage {
 	}
 	return out
 }
+
+// Counters returns a copy of the run's counters so far, with each operation's.
+func (st *State) Counters() Counters {
+	c := st.counters
+	c.ByCategory = maps.Clone(st.counters.ByCategory)
+	c.PerOp = slices.Clone(st.opCount)
+	return c
+}
+
+// CumulativeCounts returns, for each bound (in microseconds), how many latencies were at or
+// below it, and the sum of all latencies in microseconds (a Prometheus histogram's buckets).
+func (st *State) CumulativeCounts(bounds []int64) (counts []uint64, sum float64) {
+	h := st.latency
+	counts = make([]uint64, len(bounds))
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		sum += float64(b.Count) * float64(b.From+b.To) / 2
+		for i, bound := range bounds {
+			if b.To <= bound {
+				counts[i] += uint64(b.Count)
+			}
+		}
+	}
+	return counts, sum
+}
