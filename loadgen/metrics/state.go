@@ -341,7 +341,7 @@ func (st *State) CumulativeCounts(bounds []int64) (counts []uint64, sum float64)
 		}
 		sum += float64(b.Count) * float64(b.From+b.To) / 2
 		for i, bound := range bounds {
-			if b.To <= bound {
+			if b.From <= bound {
 				counts[i] += uint64(b.Count)
 			}
 		}
