@@ -18,6 +18,8 @@ type worker struct {
 	pick  *picker
 	batch *[]metrics.Sample
 	sec   int64
+	// since is when the batch got its first sample.
+	since time.Duration
 	buf   []byte
 }
 
@@ -37,16 +39,23 @@ func (w *worker) record(s *metrics.Sample) {
 		return
 	}
 	sec := int64(s.Done / time.Second)
+	if w.batch != nil && sec != w.sec {
+		w.flush()
+	}
 	if w.batch == nil {
 		w.batch = w.e.getBatch()
-		w.sec = sec
-	} else if sec != w.sec {
-		w.flush()
-		w.batch = w.e.getBatch()
-		w.sec = sec
+		w.sec, w.since = sec, s.Done
 	}
 	*w.batch = append(*w.batch, *s)
 	if len(*w.batch) == cap(*w.batch) {
+		w.flush()
+	}
+}
+
+// flushIfStale hands over a batch older than 200ms, before the worker waits for work, so an
+// idle worker does not hold back the live view.
+func (w *worker) flushIfStale() {
+	if w.batch != nil && w.e.since()-w.since > 200*time.Millisecond {
 		w.flush()
 	}
 }
@@ -270,6 +279,7 @@ func (e *engine) openModel(wg *sync.WaitGroup) {
 			due := first
 			for {
 				w.iterate(due)
+				w.flushIfStale()
 				select {
 				case due = <-work:
 				case <-quit:

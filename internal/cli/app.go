@@ -68,6 +68,11 @@ func (a *app) verbs() []*cli.Command {
 		a.validateCommand(),
 		a.baselineCommand(),
 		a.compareCommand(),
+		a.loadCommand(),
+		a.benchCommand(),
+		a.reportCommand(),
+		a.mergeCommand(),
+		a.scenariosCommand(),
 		a.testserverCommand(),
 		a.versionCommand(),
 	}

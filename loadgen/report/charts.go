@@ -25,6 +25,9 @@ func charts(run *metrics.Run) []template.HTML {
 		}
 		rps[i], errs[i], inflight[i] = float64(s.Requests), float64(s.Errors), float64(s.InFlight)
 		offered[i] = s.Offered
+		if s.Offered == 0 {
+			offered[i] = math.NaN()
+		}
 		hasOffered = hasOffered || s.Offered > 0
 	}
 	var marks []mark

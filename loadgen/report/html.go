@@ -16,13 +16,15 @@ import (
 var htmlSource string
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"ms":      fmtMs,
-	"pct":     func(v float64) string { return fmt.Sprintf("%.2f%%", v*100) },
-	"num":     func(v float64) string { return fmtNum(v) },
-	"spark":   func(ys []float64) template.HTML { return template.HTML(sparkline(ys)) },
-	"lower":   strings.ToLower,
-	"sorted":  sortedCounts,
-	"nonzero": func(m map[string]int64) bool { return slices.ContainsFunc(sortedCounts(m), func(c kv) bool { return c.V > 0 }) },
+	"ms":     fmtMs,
+	"pct":    func(v float64) string { return fmt.Sprintf("%.2f%%", v*100) },
+	"num":    func(v float64) string { return fmtNum(v) },
+	"spark":  func(ys []float64) template.HTML { return template.HTML(sparkline(ys)) },
+	"lower":  strings.ToLower,
+	"sorted": sortedCounts,
+	"nonzero": func(m map[string]int64) bool {
+		return slices.ContainsFunc(sortedCounts(m), func(c kv) bool { return c.V > 0 })
+	},
 }).Parse(htmlSource))
 
 // HTML writes report.html for run: self-contained, charts as inline SVG, no script.

@@ -45,6 +45,13 @@ func (c chart) svg() string {
 		return b.String()
 	}
 	xmin, xmax := c.xs[0], c.xs[len(c.xs)-1]
+	for _, s := range c.series {
+		if s.bars {
+			// Bars are centred on their x: leave half a bar on each side.
+			xmin, xmax = xmin-0.5, xmax+0.5
+			break
+		}
+	}
 	if xmax <= xmin {
 		xmax = xmin + 1
 	}
