@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/mcpspec/mcpspec/assert"
@@ -60,9 +61,9 @@ func LoadStep(t *collection.Test, vars *collection.Vars, callTimeout time.Durati
 			return LoadOutcome{}
 		}
 		f := fails[0]
-		msg := f.Assertion + ": " + f.Message
-		if f.Path != "" {
-			msg = f.Assertion + " " + f.Path + ": " + f.Message
+		msg := f.Message
+		if f.Path != "" && !strings.Contains(msg, f.Path) {
+			msg = f.Path + ": " + msg
 		}
 		return LoadOutcome{Failed: true, Msg: cut(vars.Masker().Mask(msg), 300)}
 	}
