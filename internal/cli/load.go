@@ -32,6 +32,8 @@ func loadFlagDefs() []cli.Flag {
 		&cli.StringSliceFlag{Name: "tool", Aliases: []string{"t"}, Usage: "call tool `NAME` (repeatable: a weighted mix, see --weight)"},
 		&cli.StringSliceFlag{Name: "args", Aliases: []string{"a"}, Usage: "JSON object of arguments for the --tool at the same position (repeatable; @FILE reads a file)"},
 		&cli.StringSliceFlag{Name: "weight", Usage: "weight `W` of the --tool at the same position (default 1)"},
+		&cli.DurationFlag{Name: "think", Usage: "pattern: pause `D` after each step"},
+		&cli.StringFlag{Name: "on-error", Value: "continue", Usage: "pattern: after a failed step `continue`, abort the iteration, or retry it once"},
 		&cli.StringFlag{Name: "collection", Usage: "use the tests of collection `FILE` as the workload, their assertions checked under load"},
 		&cli.StringSliceFlag{Name: "threshold", Usage: "fail the run (exit 1) unless `METRIC<=VALUE` holds: p50…p999, max, mean, error_rate, errors, rps, memory_growth_mb, leak_kb_per_call, drift_ms_per_sec; METRIC:TOOL for one tool (repeatable)"},
 		&cli.IntFlag{Name: "sessions", Usage: "spread the load over a pool of `N` sessions (default: one shared session)"},
@@ -69,6 +71,8 @@ func (a *app) loadCommand() *cli.Command {
 			"Exit codes: 0 every threshold held · 1 a threshold was violated · 3 bad flags or collection ·\n" +
 			"4 the server could not be started or reached · 130 interrupted (the run directory is still written).",
 		Flags:  append(append(serverFlagDefs(), loadFlagDefs()...), explainFlag()),
+		// Arguments are JSON: a comma never separates values.
+		DisableSliceFlagSeparator: true,
 		Action: a.load,
 	}
 }
@@ -188,6 +192,20 @@ func (a *app) toolWorkload(cmd *cli.Command) (*loadgen.Workload, error) {
 			}
 		}
 		wl.Entries = append(wl.Entries, loadgen.ToolCall(t, obj, w))
+	}
+	if cmd.String("scenario") == loadgen.Pattern && len(wl.Entries) > 0 {
+		// The tools, in the order given, are one sequence.
+		onErr := loadgen.OnError(cmd.String("on-error"))
+		if onErr != loadgen.Continue && onErr != loadgen.Abort && onErr != loadgen.Retry {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--on-error %q", onErr), Hint: "use continue, abort or retry"}
+		}
+		seq := loadgen.Entry{Name: "pattern", Weight: 1}
+		for _, e := range wl.Entries {
+			st := e.Steps[0]
+			st.Think, st.OnError = cmd.Duration("think"), onErr
+			seq.Steps = append(seq.Steps, st)
+		}
+		wl.Entries = []loadgen.Entry{seq}
 	}
 	return wl, nil
 }

@@ -29,6 +29,8 @@ func (a *app) benchCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "tool", Aliases: []string{"t"}, Usage: "bench only tool `NAME` (repeatable)"},
 			&cli.StringSliceFlag{Name: "args", Aliases: []string{"a"}, Usage: "arguments of one tool, `TOOL=JSON` (repeatable)"},
 		),
+		// Arguments are JSON: a comma never separates values.
+		DisableSliceFlagSeparator: true,
 		Action: a.bench,
 	}
 }
