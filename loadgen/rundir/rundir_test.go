@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/mcpspec/mcpspec/loadgen/analysis"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 )
 
@@ -21,10 +22,11 @@ func run(t *testing.T) *metrics.Run {
 		st.Add(&metrics.Sample{Intended: d - time.Millisecond, Sent: d - time.Millisecond, Done: d})
 	}
 	r := &metrics.Run{RunID: "r1", StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), DurationSecs: 2,
-		Scenario: metrics.Scenario{Kind: "sustained", Model: "open", Rate: 250}, Passed: true}
+		Scenario: metrics.Scenario{Kind: "sustained", Model: "open", Rate: 250, SessionMode: "shared"}, Passed: true}
 	if err := metrics.Derive(r, st); err != nil {
 		t.Fatal(err)
 	}
+	analysis.Analyze(r, analysis.Options{})
 	return r
 }
 
