@@ -29,6 +29,16 @@ import (
 func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 	f := readServerFlags(cmd)
 	if cmd.Bool("explain") {
+		// The values are checked, so --explain also says whether a command line is right.
+		if _, err := parseRate(cmd.String("rate")); err != nil {
+			return configError(fmt.Sprintf("--rate %q: %v", cmd.String("rate"), err), "e.g. --rate 400/s")
+		}
+		if _, err := parseShard(cmd.String("shard")); err != nil {
+			return configError(fmt.Sprintf("--shard %q: %v", cmd.String("shard"), err), "e.g. --shard 1/4")
+		}
+		if _, err := threshold.ParseAll(cmd.StringSlice("threshold")); err != nil {
+			return configError(err.Error(), "e.g. --threshold 'p99<=500ms'")
+		}
 		return explainLoad(a.io.Stdout, cmd.String("scenario"))
 	}
 	colPath := cmd.String("collection")
