@@ -70,10 +70,10 @@ func (a *app) loadCommand() *cli.Command {
 			"summary.json, report.md and report.html. --json prints metrics.json on stdout.\n\n" +
 			"Exit codes: 0 every threshold held · 1 a threshold was violated · 3 bad flags or collection ·\n" +
 			"4 the server could not be started or reached · 130 interrupted (the run directory is still written).",
-		Flags:  append(append(serverFlagDefs(), loadFlagDefs()...), explainFlag()),
+		Flags: append(append(serverFlagDefs(), loadFlagDefs()...), explainFlag()),
 		// Arguments are JSON: a comma never separates values.
 		DisableSliceFlagSeparator: true,
-		Action: a.load,
+		Action:                    a.load,
 	}
 }
 

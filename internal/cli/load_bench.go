@@ -31,7 +31,7 @@ func (a *app) benchCommand() *cli.Command {
 		),
 		// Arguments are JSON: a comma never separates values.
 		DisableSliceFlagSeparator: true,
-		Action: a.bench,
+		Action:                    a.bench,
 	}
 }
 
