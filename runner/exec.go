@@ -95,15 +95,16 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		a.res.Status, a.res.Error = result.Errored, e
 		return a
 	}
-	actx, cancel := context.WithTimeout(ctx, t.Timeout)
-	defer cancel()
-
 	p := cr.pools[t.Server]
 	if p == nil {
 		a.noRetry = true
 		return errored(&result.Error{Message: fmt.Sprintf("the collection has no server %q", t.Server)})
 	}
-	c, cerr := p.acquire(actx)
+	// Starting the server and the handshake are bounded by the server's connect timeout, not
+	// by the test's: the test's timeout starts with its first request.
+	c, cerr := p.acquire(ctx)
+	actx, cancel := context.WithTimeout(ctx, t.Timeout)
+	defer cancel()
 	if cerr != nil {
 		a.noRetry = true
 		if ctx.Err() != nil {

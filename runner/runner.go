@@ -224,6 +224,9 @@ func (cr *colRun) execute(ctx context.Context) {
 		remaining--
 		cr.finish(nodes[i])
 	}
+	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
+		cr.runAudit(ctx, cr.col.Audit)
+	}
 	var wg sync.WaitGroup
 	for _, p := range cr.pools {
 		wg.Add(1)

@@ -73,6 +73,7 @@ func (a *app) verbs() []*cli.Command {
 		a.reportCommand(),
 		a.mergeCommand(),
 		a.scenariosCommand(),
+		a.auditCommand(),
 		a.testserverCommand(),
 		a.versionCommand(),
 	}

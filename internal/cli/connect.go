@@ -22,9 +22,16 @@ type target struct {
 	tempDir string
 }
 
+// prepareHook lets a verb adjust the SPEC options (working directory, environment) before the
+// SPEC is parsed, and the session options (declared client capabilities).
+type prepareHook struct {
+	spec    func(*spec.Options)
+	session func(*session.Options)
+}
+
 // prepare validates the server flags and parses the SPEC; it starts nothing. Problems are
-// config errors (exit 3).
-func (a *app) prepare(f serverFlags, verb string) (*target, error) {
+// config errors (exit 3). hooks, when given, adjust the options first.
+func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target, error) {
 	if err := f.validate(verb); err != nil {
 		return nil, err
 	}
@@ -42,6 +49,11 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		Env:        env,
 		StderrPath: f.StderrPath,
 		Executable: a.io.Executable,
+	}
+	for _, h := range hooks {
+		if h.spec != nil {
+			h.spec(so)
+		}
 	}
 	info, err := spec.Resolve(f.Server, so)
 	if err != nil {
@@ -63,17 +75,23 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		return nil, specError(err)
 	}
 	t.info = info
+	sopts := session.Options{
+		ClientInfo:      session.Implementation{Name: "mcpspec", Version: buildVersion()},
+		ProtocolVersion: f.ProtocolVersion,
+		RequestTimeout:  f.Timeout,
+		ConnectTimeout:  f.ConnectTimeout,
+		HangThreshold:   f.HangThreshold,
+	}
+	for _, h := range hooks {
+		if h.session != nil {
+			h.session(&sopts)
+		}
+	}
 	t.op = serverconn.New(serverconn.Options{
-		Info: info,
-		Dial: dial,
-		Session: session.Options{
-			ClientInfo:      session.Implementation{Name: "mcpspec", Version: buildVersion()},
-			ProtocolVersion: f.ProtocolVersion,
-			RequestTimeout:  f.Timeout,
-			ConnectTimeout:  f.ConnectTimeout,
-			HangThreshold:   f.HangThreshold,
-		},
-		Terms: serverconn.CLITerms(),
+		Info:    info,
+		Dial:    dial,
+		Session: sopts,
+		Terms:   serverconn.CLITerms(),
 	})
 	return t, nil
 }
