@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -210,6 +211,10 @@ func (e *engine) run(parent context.Context) (*metrics.Run, *metrics.State) {
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-sendCtx.Done():
+		if errors.Is(sendCtx.Err(), context.DeadlineExceeded) {
+			// The run lasted its bound, however late this goroutine noticed.
+			e.sendEnd.CompareAndSwap(0, int64(bound))
+		}
 	case <-done:
 	}
 	e.markSendEnd()
