@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen"
@@ -41,12 +42,11 @@ func (a *app) loadLoadCollection(cmd *cli.Command, path string) (*collection.Col
 }
 
 // applyLoadBlock takes the collection's load: block as defaults; flags given explicitly win.
-func applyLoadBlock(cmd *cli.Command, cfg *loadgen.Config, col *collection.Collection, ths *[]threshold.Threshold) error {
+func applyLoadBlock(set func(flag string) bool, cfg *loadgen.Config, col *collection.Collection, ths *[]threshold.Threshold) error {
 	l := col.Load
 	if l == nil {
 		return nil
 	}
-	set := cmd.IsSet
 	if !set("scenario") {
 		cfg.Scenario = l.Scenario
 		if cfg.Scenario == "coldStart" {

@@ -146,7 +146,7 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 		if col, err = a.loadLoadCollection(cmd, colPath); err != nil {
 			return nil, err
 		}
-		if err := applyLoadBlock(cmd, cfg, col, &lr.ths); err != nil {
+		if err := applyLoadBlock(cmd.IsSet, cfg, col, &lr.ths); err != nil {
 			return nil, err
 		}
 	}
