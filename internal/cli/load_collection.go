@@ -11,7 +11,6 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen"
