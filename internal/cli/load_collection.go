@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +66,12 @@ func applyLoadBlock(set func(flag string) bool, cfg *loadgen.Config, col *collec
 			cfg.Concurrency = l.Concurrent
 		}
 	}
+	if !set("max-in-flight") && l.MaxInFlight > 0 {
+		cfg.MaxInFlight = l.MaxInFlight
+	}
+	if !set("sessions") && !set("session-per-iteration") && l.Sessions > 1 {
+		cfg.SessionMode, cfg.Sessions = loadgen.Pooled, l.Sessions
+	}
 	if !set("warmup") && l.Warmup > 0 {
 		cfg.Warmup = l.Warmup
 	}
@@ -106,25 +113,47 @@ func applyLoadBlock(set func(flag string) bool, cfg *loadgen.Config, col *collec
 		cfg.Soak.MaxDriftMsPerSec = s.LatencyDriftMsPerSec
 	}
 	if t := l.Thresholds; t != nil {
-		add := func(metric string, limit float64) {
-			*ths = append(*ths, threshold.Threshold{Metric: metric, Op: threshold.LE, Limit: limit})
+		*ths = append(*ths, blockThresholds(t, "")...)
+		if t.MinRPS > 0 {
+			*ths = append(*ths, threshold.Threshold{Metric: "rps", Op: threshold.GE, Limit: t.MinRPS})
 		}
-		for _, p := range []struct {
-			m string
-			d time.Duration
-		}{{"p50", t.P50}, {"p95", t.P95}, {"p99", t.P99}, {"p999", t.P999}} {
-			if p.d > 0 {
-				add(p.m, float64(p.d)/float64(time.Millisecond))
-			}
-		}
-		if t.ErrorRate > 0 {
-			add("error_rate", t.ErrorRate)
-		}
-		if t.MemoryGrowthMB > 0 {
-			add("memory_growth_mb", t.MemoryGrowthMB)
+		for _, name := range sortedKeys(t.Tools) {
+			*ths = append(*ths, blockThresholds(t.Tools[name], name)...)
 		}
 	}
 	return nil
+}
+
+// blockThresholds turns a load block's thresholds into the engine's, for the run or one tool.
+func blockThresholds(t *collection.Thresholds, scope string) []threshold.Threshold {
+	var out []threshold.Threshold
+	add := func(metric string, limit float64) {
+		out = append(out, threshold.Threshold{Metric: metric, Scope: scope, Op: threshold.LE, Limit: limit})
+	}
+	for _, p := range []struct {
+		m string
+		d time.Duration
+	}{{"p50", t.P50}, {"p95", t.P95}, {"p99", t.P99}, {"p999", t.P999}} {
+		if p.d > 0 {
+			add(p.m, float64(p.d)/float64(time.Millisecond))
+		}
+	}
+	if t.ErrorRate > 0 {
+		add("error_rate", t.ErrorRate)
+	}
+	if t.MemoryGrowthMB > 0 && scope == "" {
+		add("memory_growth_mb", t.MemoryGrowthMB)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // collectionServer reaches the collection's default server the way its tests do.
@@ -172,6 +201,22 @@ func (a *app) collectionServer(col *collection.Collection, f serverFlags) (serve
 // or mix, or every test, each with its assertions checked under load.
 func (a *app) collectionWorkload(ctx context.Context, cfg *loadgen.Config, col *collection.Collection) (*loadgen.Workload, error) {
 	wl := &loadgen.Workload{}
+	if l := col.Load; l != nil && len(l.Patterns) > 0 {
+		for _, p := range l.Patterns {
+			e := loadgen.Entry{Name: p.Name, Weight: p.Weight}
+			for _, st := range p.Steps {
+				args, err := json.Marshal(st.Input)
+				if err != nil {
+					return nil, configError(fmt.Sprintf("%s: load.patterns %s: %v", col.File, st.Tool, err), "")
+				}
+				step := loadgen.ToolCall(st.Tool, args, 1).Steps[0]
+				step.Think, step.OnError = p.ThinkTime, loadgen.OnError(st.OnError)
+				e.Steps = append(e.Steps, step)
+			}
+			wl.Entries = append(wl.Entries, e)
+		}
+		return wl, nil
+	}
 	if l := col.Load; l != nil && len(l.ToolCalls) > 0 {
 		for _, c := range l.ToolCalls {
 			args, err := json.Marshal(c.Input)
