@@ -70,11 +70,23 @@ func (a *app) loadCommand() *cli.Command {
 			"summary.json, report.md and report.html. --json prints metrics.json on stdout.\n\n" +
 			"Exit codes: 0 every threshold held · 1 a threshold was violated · 3 bad flags or collection ·\n" +
 			"4 the server could not be started or reached · 130 interrupted (the run directory is still written).",
-		Flags: append(append(serverFlagDefs(), loadFlagDefs()...), explainFlag()),
+		Flags: append(append(loadServerFlags(), loadFlagDefs()...), explainFlag()),
 		// Arguments are JSON: a comma never separates values.
 		DisableSliceFlagSeparator: true,
 		Action:                    a.load,
 	}
+}
+
+// loadServerFlags are the server flags with --server repeatable: several servers get the same
+// workload, one after the other, side by side.
+func loadServerFlags() []cli.Flag {
+	fl := serverFlagDefs()
+	for i, f := range fl {
+		if f.Names()[0] == "server" {
+			fl[i] = &cli.StringSliceFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to load, a `SPEC` (repeatable: the same workload against each, side by side)"}
+		}
+	}
+	return fl
 }
 
 // loadPlan is a load run as the command line resolved it, written to config.json.

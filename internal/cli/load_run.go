@@ -28,6 +28,10 @@ import (
 
 func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 	f := readServerFlags(cmd)
+	servers := cmd.StringSlice("server")
+	if len(servers) > 0 {
+		f.Server = servers[0]
+	}
 	if cmd.Bool("explain") {
 		// The values are checked, so --explain also says whether a command line is right.
 		if _, err := parseRate(cmd.String("rate")); err != nil {
@@ -48,7 +52,10 @@ func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 	case len(args) > 0:
 		return usageError(cmd, fmt.Errorf("unexpected arguments %q (a collection goes as the only argument or with --collection)", strings.Join(args, " ")))
 	}
-	lr, err := a.prepareLoad(ctx, cmd, f, colPath)
+	if len(servers) > 1 {
+		return a.loadSideBySide(ctx, cmd, f, colPath, servers)
+	}
+	lr, err := a.prepareLoad(ctx, cmd, f, colPath, "")
 	if err != nil {
 		return err
 	}
@@ -70,7 +77,8 @@ type loadRun struct {
 }
 
 // prepareLoad resolves the command line (and a collection) into a run.
-func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, colPath string) (*loadRun, error) {
+// parent, when set, is the directory the run directory goes in (instead of --out).
+func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, colPath, parent string) (*loadRun, error) {
 	lr := &loadRun{json: f.JSON, progress: cmd.String("progress"), metrics: cmd.String("metrics-addr"), cleanup: func() {}}
 	cfg := &lr.cfg
 	cfg.Scenario = strings.ReplaceAll(cmd.String("scenario"), "-", "_")
@@ -165,7 +173,12 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 		}
 	}
 	cfg.RunID = runID
-	if lr.dir, err = rundir.Create(cmd.String("out"), runID); err != nil {
+	if parent == "" {
+		parent = cmd.String("out")
+	} else {
+		runID = "server"
+	}
+	if lr.dir, err = rundir.Create(parent, runID); err != nil {
 		return nil, &Error{Code: ExitRuntime, Msg: err.Error(), Hint: "choose another --out DIR", Err: err}
 	}
 	dir := lr.dir
