@@ -177,7 +177,7 @@ func notes(run *metrics.Run) []string {
 	out = append(out, fmt.Sprintf("Half of the requests were answered within %s and 99 in 100 within %s; the slowest took %s.", ms(l.P50), ms(l.P99), ms(l.Max)))
 	if run.Scenario.Model == "open" {
 		if q := l.P99 - run.Service.P99; q > math.Max(1, 0.2*run.Service.P99) {
-			out = append(out, fmt.Sprintf("Measured from when each request was due, p99 is %s; from when it was actually sent, %s: %s of the tail was waiting (a stalled server or the in-flight cap) — what a closed-model tool would not show.", ms(l.P99), ms(run.Service.P99), ms(q)))
+			out = append(out, fmt.Sprintf("Measured from when each request was due, p99 is %s; from when it was actually sent, %s: up to %s of the tail was spent waiting to be sent (the in-flight cap, a write blocked by the server, or a load generator short of CPU) — a closed-model tool would not count it.", ms(l.P99), ms(run.Service.P99), ms(q)))
 		}
 		if run.Throughput.OfferedRate > 0 && run.Throughput.RequestsPerSec < 0.95*run.Throughput.OfferedRate {
 			out = append(out, fmt.Sprintf("The server finished %.1f requests/s of the %.1f/s offered.", run.Throughput.RequestsPerSec, run.Throughput.OfferedRate))

@@ -110,7 +110,7 @@ func TestNotesTellTheQueueing(t *testing.T) {
 	Analyze(run, Options{})
 	found := 0
 	for _, n := range run.Analysis.Notes {
-		if contains(n, "was waiting") || contains(n, "in-flight cap (10) was reached") {
+		if contains(n, "waiting to be sent") || contains(n, "in-flight cap (10) was reached") {
 			found++
 		}
 	}
