@@ -102,9 +102,10 @@ func TestOpenModelSeesTheStallClosedModelHides(t *testing.T) {
 	if open.Latency.P99 < 500 {
 		t.Errorf("open model p99 %.1fms does not show the 1s stall", open.Latency.P99)
 	}
-	// Closed: 2 workers stall on 2 requests out of thousands.
-	if closed.Latency.P99 > 100 {
-		t.Errorf("closed model p99 %.1fms; want it to hide the stall (that is the bias the open model fixes)", closed.Latency.P99)
+	// Closed: 2 workers stall on 2 requests out of hundreds or thousands, so its p99 stays well
+	// under the stall (compared, not timed: a slow machine slows every request alike).
+	if closed.Latency.P99 > 500 || 3*closed.Latency.P99 > open.Latency.P99 {
+		t.Errorf("closed model p99 %.1fms against open %.1fms; want it to hide the stall (that is the bias the open model fixes)", closed.Latency.P99, open.Latency.P99)
 	}
 	if closed.Latency.Max < 500 {
 		t.Errorf("closed model max %.1fms should still record the stalled requests", closed.Latency.Max)
