@@ -17,6 +17,7 @@ require (
 	github.com/prometheus/common v0.72.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/theory/jsonpath v0.12.3
 	github.com/urfave/cli/v3 v3.14.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0

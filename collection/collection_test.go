@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mcpspec/mcpspec/assert"
 )
@@ -72,7 +73,7 @@ func TestSeedForms(t *testing.T) {
 		t.Errorf("extract = %+v", tt.Extract)
 	}
 	in, err := adv.Vars().ExpandMap(tt.Step.(*ToolCall).Input)
-	if err != nil || in["id"] != "7" {
+	if err != nil || in["id"] != int64(7) { // --var userId=7 is a number, as in an environment block
 		t.Errorf("expanded input = %v, %v", in, err)
 	}
 	// The same file without userId is an undefined variable, positioned.
@@ -545,4 +546,72 @@ func TestEnvFileStandsInForEnvironment(t *testing.T) {
 	// Without the file the same collection names the missing variable.
 	_, err = Parse("e.yaml", []byte(doc), &LoadOptions{LookupEnv: env(nil)})
 	wantErrors(t, err, "environment variable API_TOKEN is not set")
+}
+
+// TestVarValuesAreYAMLScalars: a --var value is typed as the same text in an environment block
+// would be; quoting keeps a string.
+func TestVarValuesAreYAMLScalars(t *testing.T) {
+	doc := "server: testserver\ntests:\n  - {id: a, call: add, with: {a: \"{{a}}\", b: \"{{b}}\", s: \"{{s}}\", f: \"{{f}}\", q: \"{{q}}\", l: \"{{l}}\", n: \"{{n}}\"}}\n"
+	c, err := Parse("v.yaml", []byte(doc), &LoadOptions{Vars: map[string]string{
+		"a": "5", "b": "0.3", "s": "hello world", "f": "true", "q": "'5'", "l": "[1, 2]", "n": "~",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := c.Vars().ExpandMap(c.Test("a").Step.(*ToolCall).Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": int64(5), "b": 0.3, "s": "hello world", "f": true, "q": "5", "l": "[1, 2]", "n": nil}
+	if diff := cmp.Diff(want, in); diff != "" {
+		t.Errorf("expanded (-want +got):\n%s", diff)
+	}
+}
+
+// TestServerFromVariables: a string-form server or defaults.server written with variables is
+// classified after the variables are expanded, so environments can switch server and transport.
+func TestServerFromVariables(t *testing.T) {
+	doc := `
+servers:
+  main: "{{spec}}"
+  other: testserver
+defaults: {server: "{{srv}}"}
+variables: {srv: main, spec: "testserver --hang-first-call"}
+environments:
+  staging: {variables: {spec: "http://127.0.0.1:3001/mcp"}}
+  local: {variables: {spec: "python -m my_server --port 1"}}
+  ws: {variables: {spec: "ws://127.0.0.1:9/ws", srv: other}}
+tests:
+  - {id: a, call: echo, with: {text: hi}}
+`
+	tests := []struct {
+		env       string
+		server    string
+		transport string
+		command   string
+		args      []string
+		url       string
+	}{
+		{"", "main", TransportTestServer, "", []string{"--hang-first-call"}, ""},
+		{"staging", "main", TransportHTTP, "", nil, "http://127.0.0.1:3001/mcp"},
+		{"local", "main", TransportStdio, "python", []string{"-m", "my_server", "--port", "1"}, ""},
+		{"ws", "other", TransportTestServer, "", []string{}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.env, func(t *testing.T) {
+			c, err := Parse("s.yaml", []byte(doc), &LoadOptions{Environment: tc.env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Test("a").Server; got != tc.server {
+				t.Errorf("test a runs on %q, want %q", got, tc.server)
+			}
+			s := c.Servers[tc.server]
+			if s.Transport != tc.transport || s.Command != tc.command || s.URL != tc.url || !cmp.Equal(s.Args, tc.args, cmpopts.EquateEmpty()) {
+				t.Errorf("server = %+v", s)
+			}
+		})
+	}
+	_, err := Parse("s.yaml", []byte(strings.Replace(doc, "srv: main,", "srv: nope,", 1)), nil)
+	wantErrors(t, err, `s.yaml:5:11: defaults.server "nope" (from "{{srv}}") is not defined`)
 }
