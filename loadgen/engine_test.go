@@ -93,7 +93,8 @@ func TestToolErrorsCount(t *testing.T) {
 // The point of the open model: a server that stalls shows in p99 measured from the intended
 // send time, while a closed model with few workers barely notices (coordinated omission).
 func TestOpenModelSeesTheStallClosedModelHides(t *testing.T) {
-	stall := &mcptest.Options{Stall: mcptest.Stall{After: 500 * time.Millisecond, For: time.Second}}
+	// A 2ms answer keeps the closed model's workers from spinning a core (the suite shares it).
+	stall := &mcptest.Options{Stall: mcptest.Stall{After: 500 * time.Millisecond, For: time.Second}, Delay: mcptest.Delay{Fixed: 2 * time.Millisecond}}
 	srvOpen, _ := testServer(t, stall)
 	open := runCfg(t, &Config{Server: srvOpen, Rate: 200, Duration: 3 * time.Second, Workload: echoWorkload()}).Run
 	srvClosed, _ := testServer(t, stall)
