@@ -548,6 +548,42 @@ func TestEnvFileStandsInForEnvironment(t *testing.T) {
 	wantErrors(t, err, "environment variable API_TOKEN is not set")
 }
 
+// TestServerSecretsRegistered: what server definitions carry of secrets is masked from load on,
+// in every encoded form, and collections loaded with one LoadOptions.Masker share it.
+func TestServerSecretsRegistered(t *testing.T) {
+	doc := `
+servers:
+  web:
+    url: "http://127.0.0.1:1/mcp?access_token=tok\"en-1&page=22222"
+    headers: {Authorization: "Bearer bearer-2", X-Trace: trace-3333}
+  cmd:
+    command: node server.js --api-key=key-4 --port 44444
+    env: {DB_PASSWORD: pw-55555, MODE: plain-6666}
+tests: [{id: a, server: web, call: echo}]
+`
+	shared := NewMasker()
+	c, err := Parse("s.yaml", []byte(doc), &LoadOptions{Masker: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Masker != shared {
+		t.Fatal("the collection did not take LoadOptions.Masker")
+	}
+	for in, want := range map[string]string{
+		`tok"en-1`:                 "***",
+		`"tok\"en-1"`:              `"***"`,
+		"tok%22en-1":               "***",
+		"bearer-2 trace-3333":      "*** trace-3333",
+		"key-4 44444":              "*** 44444",
+		"pw-55555 plain-6666":      "*** plain-6666",
+		"page=22222 Bearer x-9999": "page=22222 Bearer x-9999",
+	} {
+		if got := c.Masker.Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // TestVarValuesAreYAMLScalars: a --var value is typed as the same text in an environment block
 // would be; quoting keeps a string.
 func TestVarValuesAreYAMLScalars(t *testing.T) {
@@ -614,4 +650,25 @@ tests:
 	}
 	_, err := Parse("s.yaml", []byte(strings.Replace(doc, "srv: main,", "srv: nope,", 1)), nil)
 	wantErrors(t, err, `s.yaml:5:11: defaults.server "nope" (from "{{srv}}") is not defined`)
+}
+
+// TestEveryProblemAtOnce: an assertion error does not hide the problems validation finds
+// (unknown dependency, cycle, undefined variable, duplicate name): one load reports them all.
+func TestEveryProblemAtOnce(t *testing.T) {
+	doc := `server: testserver
+tests:
+  - {id: a, call: echo, with: {text: "{{nope}}"}, expect: [{bogus: 1}]}
+  - {id: b, call: echo, dependsOn: [ghost]}
+  - {id: c, call: echo, dependsOn: [d]}
+  - {id: d, call: echo, dependsOn: [c]}
+  - {name: Same, call: echo}
+  - {name: Same, call: echo}
+`
+	_, err := Parse("all.yaml", []byte(doc), nil)
+	wantErrors(t, err,
+		`all.yaml:3:38: undefined variable "nope"`,
+		`all.yaml:3:61: test "a" expect: unknown assertion type "bogus"`,
+		`depends on unknown test "ghost"`,
+		`dependency cycle: c → d → c`,
+		`duplicate test name "Same" (first at line 7)`)
 }

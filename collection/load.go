@@ -61,6 +61,10 @@ type LoadOptions struct {
 	MaxFileSize int64
 	MaxDepth    int
 	MaxTests    int
+	// Masker, when set, is the masker every loaded collection registers its secrets with (the
+	// CLI shares one across a run, so every output masks every collection's secrets); nil gives
+	// each collection its own.
+	Masker *Masker
 }
 
 // Loader loads collections. It compiles the collection JSON Schema once; one Loader may be
@@ -303,10 +307,15 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 	if len(d.errs) == 0 {
 		l.validateSchema(d, doc)
 	}
-	if len(d.errs) > 0 {
+	if c == nil {
 		return nil, sortErrors(d.errs)
 	}
-	c.Masker = NewMasker()
+	// Decoding errors do not stop here: validation (ids, dependencies, servers, variables)
+	// runs too, so one load reports every problem at once.
+	c.Masker = l.opts.Masker
+	if c.Masker == nil {
+		c.Masker = NewMasker()
+	}
 	env := l.opts.Environment
 	if env == "" {
 		env = c.DefaultEnvironment
@@ -345,16 +354,7 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 		}
 	}
 	for _, s := range c.Servers {
-		for k, v := range s.Headers {
-			if IsSecretName(k) && !strings.Contains(v, "{{") {
-				c.Masker.Add(v)
-			}
-		}
-		for k, v := range s.Env {
-			if IsSecretName(k) && !strings.Contains(v, "{{") {
-				c.Masker.Add(v)
-			}
-		}
+		RegisterServerSecrets(c.Masker, s)
 	}
 	return c, nil
 }

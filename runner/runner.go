@@ -117,6 +117,8 @@ type colRun struct {
 	pools map[string]*pool
 	ev    *events
 	st    *runState
+	// findings holds what the servers sent that answered no request, until tests take it.
+	findings findingLogs
 
 	mu sync.Mutex // guards rc.Servers and rc.Tools while tests run
 }
@@ -227,6 +229,9 @@ func (cr *colRun) execute(ctx context.Context) {
 	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
 		cr.runAudit(ctx, cr.col.Audit)
 	}
+	if ctx.Err() == nil {
+		cr.findings.settle(ctx)
+	}
 	var wg sync.WaitGroup
 	for _, p := range cr.pools {
 		wg.Add(1)
@@ -236,6 +241,8 @@ func (cr *colRun) execute(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	cr.rc.Findings = cr.findings.rest()
+	maskFindings(cr.rc.Findings, cr.mask)
 	cr.tallyServers()
 	cr.rc.Duration = cr.r.opts.Now().Sub(cr.rc.StartedAt)
 	cr.ev.emit(result.Event{Kind: result.CollectionFinished, At: cr.r.opts.Now(), Run: cr.rr, Collection: cr.rc})
