@@ -7,10 +7,10 @@ import "time"
 // head-of-line blocks after the collection's tests (the others are reserved for later
 // versions). Field names are camelCase.
 
-// LoadSpec is the `load:` block: the collection's tests (or explicit tool calls) as a weighted
-// workload.
+// LoadSpec is the `load:` block: the collection's tests (or explicit tool calls, or patterns) as
+// a weighted workload, run by `mcpspec load FILE` and after the tests by `mcpspec test`.
 type LoadSpec struct {
-	// Scenario is sustained (default), spike, ramp, soak or coldStart.
+	// Scenario is sustained (default), spike, ramp, soak, coldStart or pattern.
 	Scenario string
 	Duration time.Duration
 	// Concurrent is the number of closed-model workers (or the maximum in flight, open model).
@@ -25,10 +25,33 @@ type LoadSpec struct {
 	Soak       *SoakSpec
 	// Mix picks tests by id with weights; ToolCalls gives explicit calls. Empty both: every tool
 	// test of the collection, weight 1.
-	Mix        []WeightedTest
-	ToolCalls  []WeightedCall
+	Mix       []WeightedTest
+	ToolCalls []WeightedCall
+	// Patterns are weighted multi-step sequences (scenario pattern).
+	Patterns   []PatternSpec
 	Thresholds *Thresholds
-	Pos        Pos
+	// MaxInFlight caps the open model's requests in flight (0: the engine's default).
+	MaxInFlight int
+	// Sessions, when > 1, spreads the load over a pool of sessions.
+	Sessions int
+	Pos      Pos
+}
+
+// PatternSpec is one weighted sequence of tool calls with think time between steps.
+type PatternSpec struct {
+	Name      string
+	Weight    float64
+	ThinkTime time.Duration
+	Steps     []PatternStep
+	Pos       Pos
+}
+
+// PatternStep is one call of a pattern; OnError is continue (default), abort or retry.
+type PatternStep struct {
+	Tool    string
+	Input   map[string]any
+	OnError string
+	Pos     Pos
 }
 
 // RampSpec steps concurrency from From to To over Duration.
@@ -74,6 +97,10 @@ type Thresholds struct {
 	ErrorRate      float64
 	HangTimeout    time.Duration
 	MemoryGrowthMB float64
+	// MinRPS fails a run that finished fewer requests per second.
+	MinRPS float64
+	// Tools holds thresholds of single tools (or tests), by name.
+	Tools map[string]*Thresholds
 }
 
 // DeadlockSpec is the `deadlock:` block (deadlock probe): N concurrent identical calls after

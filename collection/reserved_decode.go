@@ -12,12 +12,12 @@ import (
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // scenarios are the accepted load scenarios.
-var scenarios = []string{"sustained", "spike", "ramp", "soak", "coldStart"}
+var scenarios = []string{"sustained", "spike", "ramp", "soak", "coldStart", "pattern"}
 
 // decodeLoad reads the reserved `load:` block.
 func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
 	fs, ok := d.fields(n, "load", []string{"scenario", "duration", "concurrent", "rate", "warmup", "iterations",
-		"ramp", "spike", "soak", "mix", "toolCalls", "thresholds"})
+		"ramp", "spike", "soak", "mix", "toolCalls", "patterns", "thresholds", "maxInFlight", "sessions"})
 	if !ok {
 		return nil
 	}
@@ -99,10 +99,80 @@ func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
 	if f, ok := fs["toolCalls"]; ok {
 		l.ToolCalls = d.decodeToolCalls(f.val)
 	}
+	if f, ok := fs["patterns"]; ok {
+		l.Patterns = d.decodePatterns(f.val)
+	}
 	if f, ok := fs["thresholds"]; ok {
 		l.Thresholds = d.decodeThresholds(f.val)
 	}
+	if f, ok := fs["maxInFlight"]; ok {
+		v, _ := d.integer(f.val, "load.maxInFlight", 1, 1000000)
+		l.MaxInFlight = int(v)
+	}
+	if f, ok := fs["sessions"]; ok {
+		v, _ := d.integer(f.val, "load.sessions", 1, 10000)
+		l.Sessions = int(v)
+	}
 	return l
+}
+
+// onErrors are the accepted pattern step error behaviours.
+var onErrors = []string{"continue", "abort", "retry"}
+
+// decodePatterns reads `patterns: [{name, weight, thinkTime, steps: [{tool, input, onError}]}]`.
+func (d *decoder) decodePatterns(n *yaml.Node) []PatternSpec {
+	if n.Kind != yaml.SequenceNode {
+		d.errf(n, "", "load.patterns must be a list, got %s", kindName(n))
+		return nil
+	}
+	var out []PatternSpec
+	for _, item := range n.Content {
+		fs, ok := d.fields(item, "load.patterns entry", []string{"name", "weight", "thinkTime", "steps"})
+		if !ok {
+			continue
+		}
+		p := PatternSpec{Weight: 1, Pos: d.pos(item)}
+		if f, ok := fs["name"]; ok {
+			p.Name, _ = d.nonEmpty(f.val, "load.patterns name")
+		}
+		if f, ok := fs["weight"]; ok {
+			p.Weight, _ = d.number(f.val, "load.patterns weight", 0, 1e6)
+		}
+		if f, ok := fs["thinkTime"]; ok {
+			p.ThinkTime, _ = d.duration(f.val, "load.patterns thinkTime")
+		}
+		f, ok := fs["steps"]
+		if !ok || f.val.Kind != yaml.SequenceNode || len(f.val.Content) == 0 {
+			d.errf(item, "", "load.patterns entry needs steps: a list of {tool, input, onError}")
+			continue
+		}
+		for _, sn := range f.val.Content {
+			sfs, ok := d.fields(sn, "load.patterns step", []string{"tool", "input", "onError"})
+			if !ok {
+				continue
+			}
+			st := PatternStep{Pos: d.pos(sn), Input: map[string]any{}, OnError: "continue"}
+			if v, ok := sfs["tool"]; ok {
+				st.Tool, _ = d.nonEmpty(v.val, "load.patterns step tool")
+			} else {
+				d.errf(sn, "", "load.patterns step needs a tool")
+			}
+			if v, ok := sfs["input"]; ok {
+				st.Input, _ = d.object(v.val, "load.patterns step input")
+			}
+			if v, ok := sfs["onError"]; ok {
+				if e, ok := d.str(v.val, "load.patterns step onError"); ok {
+					if !has(onErrors, e) {
+						d.errf(v.val, suggest(e, onErrors), "load.patterns step onError: unknown %q (want continue, abort or retry)", e)
+					}
+					st.OnError = e
+				}
+			}
+			p.Steps = append(p.Steps, st)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // decodeMix reads `mix: [{test, weight}]`.
@@ -162,7 +232,7 @@ func (d *decoder) decodeToolCalls(n *yaml.Node) []WeightedCall {
 
 // decodeThresholds reads a thresholds block.
 func (d *decoder) decodeThresholds(n *yaml.Node) *Thresholds {
-	fs, ok := d.fields(n, "thresholds", []string{"p50", "p95", "p99", "p999", "errorRate", "hangTimeout", "memoryGrowthMb"})
+	fs, ok := d.fields(n, "thresholds", []string{"p50", "p95", "p99", "p999", "errorRate", "hangTimeout", "memoryGrowthMb", "minRps", "tools"})
 	if !ok {
 		return nil
 	}
@@ -177,6 +247,21 @@ func (d *decoder) decodeThresholds(n *yaml.Node) *Thresholds {
 	}
 	if f, ok := fs["memoryGrowthMb"]; ok {
 		t.MemoryGrowthMB, _ = d.number(f.val, "thresholds.memoryGrowthMb", 0, 1e9)
+	}
+	if f, ok := fs["minRps"]; ok {
+		t.MinRPS, _ = d.number(f.val, "thresholds.minRps", 0, 1e9)
+	}
+	if f, ok := fs["tools"]; ok {
+		if f.val.Kind != yaml.MappingNode {
+			d.errf(f.val, "", "thresholds.tools must map tool names to thresholds, got %s", kindName(f.val))
+		} else {
+			t.Tools = map[string]*Thresholds{}
+			for i := 0; i+1 < len(f.val.Content); i += 2 {
+				if sub := d.decodeThresholds(f.val.Content[i+1]); sub != nil {
+					t.Tools[f.val.Content[i].Value] = sub
+				}
+			}
+		}
 	}
 	return t
 }

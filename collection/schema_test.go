@@ -46,6 +46,7 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"servers: {a: testserver}\nload: {duration: 1m, mix: [{test: a, weight: 1}]}\ntests: [{id: a, call: x}]",
 		"server: testserver\ndeadlock: {concurrent: 4, includeDestructive: true, skipTools: [x]}",
 		"servers: {a: testserver}\nrace: {server: a, tool: echo, rounds: 2, ignore: [$..time]}\nhead-of-line: {slowTool: slow, slowInput: {milliseconds: 200}, fastTool: echo, threshold: 3}",
+		"server: testserver\ntests: [{id: a, call: x}]\nload: {scenario: pattern, maxInFlight: 50, sessions: 2, patterns: [{name: p, weight: 2, thinkTime: 10ms, steps: [{tool: a, input: {x: 1}, onError: abort}, {tool: b}]}], thresholds: {minRps: 10, tools: {a: {p99: 5ms}}}}",
 	}
 	invalid := []string{
 		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                    // unknown key
@@ -69,6 +70,9 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"server: testserver\ntests: [{name: a, call: b}]\nrace: {concurrent: 2}",                             // race without tool
 		"server: testserver\nhead-of-line: {slowTool: a, fastTool: b, threshold: 1}",                         // threshold too low
 		"server: testserver\ntests: [{name: a, complete: {ref: {type: tool}, argument: {name: x}}}]",         // bad ref type
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{steps: [{tool: a, onError: skip}]}]}", // bad onError
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{name: p}]}",                           // pattern without steps
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {thresholds: {tools: {a: {p98: 1ms}}}}",            // unknown tool threshold
 	}
 	for _, doc := range valid {
 		if errs := schemaErrors(t, l, doc); len(errs) > 0 {

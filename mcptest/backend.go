@@ -101,6 +101,8 @@ type Backend struct {
 	// workers are the slots of Options.Workers (one for Serialize): a tools/call runs while it
 	// holds one; nil when calls are not limited.
 	workers chan struct{}
+	// stallClock starts at the first tools/call (Options.Stall).
+	stallClock clock
 }
 
 // NewBackend returns a Backend configured by opts (nil means defaults). It panics on invalid

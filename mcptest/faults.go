@@ -103,6 +103,9 @@ func (f *faultHandler) handle(ctx context.Context, p peer, req *request) *respon
 		}
 		return &response{abort: true}
 	}
+	if !f.slowDown(ctx, n) {
+		return nil
+	}
 	if o.ErrorCycle {
 		f.b.faults.mu.Lock()
 		code := errorCycleCodes[f.b.faults.cycle%len(errorCycleCodes)]

@@ -73,7 +73,11 @@ type Options struct {
 	// call n crashes when FlakyRoll(Seed, n) < CrashRate (n counts from 1). A crash calls Crash,
 	// then drops the connection abruptly without answering.
 	CrashRate float64
-	// Seed makes CrashRate reproducible.
+	// Delay slows every tools/call by a duration drawn from a distribution (off by default).
+	Delay Delay
+	// Stall stops answering tools/call in windows (off by default).
+	Stall Stall
+	// Seed makes CrashRate and Delay reproducible.
 	Seed string
 	// Crash, when set, is called on each crash before the connection is dropped; a CLI uses it
 	// to stop the whole process with exit code 1.
@@ -156,6 +160,12 @@ func (o *Options) validate() error {
 	}
 	if o.CrashRate < 0 || o.CrashRate > 1 {
 		return fmt.Errorf("mcptest: crash rate %v outside [0, 1]", o.CrashRate)
+	}
+	if err := o.Stall.validate(); err != nil {
+		return err
+	}
+	if o.Delay.Fixed < 0 || o.Delay.Uniform < 0 || o.Delay.ExpMean < 0 {
+		return fmt.Errorf("mcptest: negative delay")
 	}
 	if o.PageSize < 0 || o.DropSSEAfter < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 || o.LazyInitDeadlock < 0 || o.Workers < 0 {
 		return fmt.Errorf("mcptest: negative option value")

@@ -65,6 +65,7 @@ func (a *app) testCommand() *cli.Command {
 			&cli.FloatFlag{Name: "rate", DefaultText: "0, no limit", Usage: "send at most `N` requests per second"},
 			&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
 			&cli.BoolFlag{Name: "update", Usage: "rewrite snapshot files instead of comparing with them"},
+			&cli.BoolFlag{Name: "skip-load", Usage: "do not run the collections' load: blocks (they run after the tests, writing .mcpspec/runs/load/<id>/)"},
 			&cli.BoolFlag{Name: "watch", Usage: "run again whenever a collection file changes (Ctrl-C ends)"},
 			&cli.GenericFlag{Name: "save-baseline", Value: save, Usage: "save this run as a baseline: --save-baseline`[=NAME]` (no NAME: the git branch, else \"default\"; write the = sign)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare this run with baseline `NAME`; a regression exits 1"},
@@ -113,6 +114,7 @@ type testConfig struct {
 	ignoreLatency bool
 	// minCoverage is --min-coverage in percent; negative when not given.
 	minCoverage float64
+	skipLoad    bool
 }
 
 // reporterSpec is one --reporter NAME[=PATH].
@@ -141,6 +143,7 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		baseline:      cmd.String("baseline"),
 		baselineDir:   cmd.String("baseline-dir"),
 		ignoreLatency: cmd.Bool("ignore-latency"),
+		skipLoad:      cmd.Bool("skip-load"),
 		minCoverage:   -1,
 	}
 	if cmd.IsSet("min-coverage") {
@@ -532,6 +535,10 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		ropts.StderrDir = ""
 	}
 	run, runErr := runner.New(&ropts).Run(ctx, cols)
+	if runErr == nil && !cfg.skipLoad {
+		// A collection's load: block runs after its tests; its thresholds are test cases.
+		run.Collections = append(run.Collections, a.runLoadBlocks(ctx, cols)...)
+	}
 
 	// Reports first: nothing of a partial run is lost.
 	problems := writeReports(reps, run)

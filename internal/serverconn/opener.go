@@ -256,3 +256,7 @@ func SpecDial(s string, so *spec.Options) (DialFunc, spec.Info, error) {
 		return d, nil
 	}, info, nil
 }
+
+// Options returns the options the opener was made with (the load engine opens fresh openers
+// from them for cold starts).
+func (op *Opener) Options() Options { return op.o }
