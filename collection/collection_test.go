@@ -153,6 +153,8 @@ tests:
 		{"no server", "tests: [{name: a, call: b}]", nil, []string{"defines no server"}},
 		{"alias", "server: testserver\nx: &a 1\ntests: [{name: a, call: b}]", nil, []string{"x.yaml:2:4: YAML anchors"}},
 		{"custom tag", "server: testserver\ntests: [{name: a, call: b, with: {x: !!binary aGk=}}]", nil, []string{"YAML tag !!binary"}},
+		{"schema output on a read step", "server: testserver\ntests: [{name: a, read: \"x://y\", expect: [{schema: output}]}]", nil, []string{`x.yaml:2:52: test "a" expect: a schema assertion without an inline schema checks a tool's structuredContent against its outputSchema; a read step has none`}},
+		{"bare number is milliseconds, quoted too", "server: testserver\ntests: [{name: a, call: b, timeout: \"500\", expect: [{latency: 400}]}, {name: c, call: b, timeout: 500, expect: [{latency: \"1_000\"}]}]", nil, []string{`test "c": latency bound 1s is not below the test timeout 500ms`}},
 		{"duration not a duration", "server: testserver\ntests: [{name: a, call: b, timeout: \"500 apples\"}]", nil, []string{`"500 apples" is not a duration (write a duration with a unit`}},
 		{"bare integer duration ok but negative", "server: testserver\ntests: [{name: a, call: b, timeout: -5}]", nil, []string{"must be positive"}},
 		{"duplicate ids", `
