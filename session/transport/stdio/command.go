@@ -17,9 +17,10 @@ import (
 // Default shutdown waits, used when a [Command] leaves them zero.
 const (
 	// DefaultGrace is how long Close waits after closing stdin before SIGTERM.
-	DefaultGrace = 2 * time.Second
-	// DefaultTermGrace is how long Close waits after SIGTERM before SIGKILL.
-	DefaultTermGrace = 2 * time.Second
+	DefaultGrace = time.Second
+	// DefaultTermGrace is how long Close waits after SIGTERM before SIGKILL. With DefaultGrace,
+	// a server that ignores both is killed 1.5s after Close begins.
+	DefaultTermGrace = 500 * time.Millisecond
 )
 
 // Command describes a server to run as a child process; it implements [transport.Dialer].
@@ -45,6 +46,9 @@ type Command struct {
 	// MaxFrameSize is the largest line accepted from the child (default
 	// [transport.MaxFrameSize]).
 	MaxFrameSize int
+	// Abort, when closed, cuts Close short: it kills the process tree at once instead of
+	// waiting Grace and TermGrace (a second Ctrl-C). nil never aborts.
+	Abort <-chan struct{}
 }
 
 var _ transport.Dialer = Command{}
@@ -80,10 +84,11 @@ func (c Command) Start(ctx context.Context) (*Conn, error) {
 	if len(c.Env) > 0 {
 		cmd.Env = append(os.Environ(), c.Env...)
 	}
-	prepare(cmd)
+	mark := prepare(cmd)
 
 	conn := &Conn{
 		name:          c.Path,
+		abort:         c.Abort,
 		grace:         orDefault(c.Grace, DefaultGrace),
 		termGrace:     orDefault(c.TermGrace, DefaultTermGrace),
 		stderrPath:    c.StderrPath,
@@ -138,7 +143,7 @@ func (c Command) Start(ctx context.Context) (*Conn, error) {
 		f.Close()
 	}
 	childEnds = nil
-	t, err := newTree(cmd.Process)
+	t, err := newTree(cmd.Process, mark, conn.exited)
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()

@@ -48,6 +48,7 @@ type Conn struct {
 	cmd              *exec.Cmd
 	tree             *tree
 	grace, termGrace time.Duration
+	abort            <-chan struct{} // closed to cut Close short; nil never
 
 	stdin, stdout, stderr *os.File // our ends of the pipes
 	r                     *linestream.Reader
@@ -231,6 +232,8 @@ func (c *Conn) shutdown() error {
 		stage = StageExited
 	default:
 	}
+	// Note who belongs to the tree while the child still links them to it.
+	c.tree.remember()
 	// From now on nobody needs stdout: keep it flowing so a child writing on its way out does
 	// not block on a full pipe. The drain ends when closeStdout below closes it.
 	go func() {
@@ -239,7 +242,12 @@ func (c *Conn) shutdown() error {
 	}()
 	// The polite request: flush what was queued (within Grace), then close stdin.
 	fctx, cancel := context.WithDeadline(context.Background(), deadline)
+	stop := func() {}
+	if c.abort != nil {
+		stop = stopOn(c.abort, cancel)
+	}
 	c.w.Flush(fctx)
+	stop()
 	cancel()
 	c.stdin.Close()
 	if err := c.w.Close(); err != nil {
@@ -247,7 +255,7 @@ func (c *Conn) shutdown() error {
 	}
 	if !c.waitExit(time.Until(deadline)) {
 		stage = StageKill
-		if canTerminate {
+		if canTerminate && !c.aborted() {
 			stage = StageTerm
 			if err := c.tree.terminate(); err != nil {
 				errs = append(errs, fmt.Errorf("stdio: close %s: SIGTERM: %w", c.name, err))
@@ -292,8 +300,58 @@ func (c *Conn) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// waitExit waits up to d for the child to exit and reports whether it did.
-func (c *Conn) waitExit(d time.Duration) bool { return waitChan(c.exited, d) }
+// waitExit waits up to d for the child to exit and reports whether it did. It gives up at once
+// when Abort is closed.
+func (c *Conn) waitExit(d time.Duration) bool {
+	if c.abort == nil || waitChan(c.exited, 0) {
+		return waitChan(c.exited, d)
+	}
+	if d <= 0 || c.aborted() {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return true
+	case <-c.abort:
+		return waitChan(c.exited, 0)
+	case <-t.C:
+		return false
+	}
+}
+
+// aborted reports whether Abort was closed.
+func (c *Conn) aborted() bool {
+	if c.abort == nil {
+		return false
+	}
+	select {
+	case <-c.abort:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopOn calls fn once ch is closed, until the returned stop is called; it owns one goroutine,
+// which stop ends and waits for.
+func stopOn(ch <-chan struct{}, fn func()) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		select {
+		case <-ch:
+			fn()
+		case <-done:
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
+}
 
 // waitChan waits up to d for ch to close and reports whether it did.
 func waitChan(ch <-chan struct{}, d time.Duration) bool {

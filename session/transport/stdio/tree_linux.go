@@ -1,0 +1,260 @@
+//go:build linux
+
+package stdio
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// treeEnv is the environment variable that marks a server's process tree on Linux: Start adds
+// a random mark to it (after any mark it already holds, separated by ':'), every descendant
+// inherits it, and Close finds by it, in /proc, the descendants that left the process group and
+// lost their ancestry (setsid, then their parent exited), wherever they were reparented.
+const treeEnv = "MCPSPEC_SERVER_TREE"
+
+// How long the kill of a tree may go on: a process that forks while we kill is found on the
+// next round.
+const (
+	killRounds = 50
+	killPause  = 10 * time.Millisecond
+)
+
+// tree is a child and every process it started: its descendants by parent, its process group
+// (it is started with Setpgid, so its pgid is its pid), and every process whose environment
+// carries its mark (see [treeEnv]).
+type tree struct {
+	root, pgid, self int
+	mark             string
+	// exited is closed once the child was reaped: its pid no longer names it.
+	exited <-chan struct{}
+	// ours holds members seen running as our children (reparented to us, a child subreaper):
+	// once dead they are our zombies to reap. Used by the goroutine running Close only.
+	ours map[int]bool
+	// known holds the start time of every member seen so far, by pid: a member found by its
+	// parent alone (it cleared its environment) stays a member once that parent is gone. Used
+	// by the goroutine running Close only.
+	known map[int]uint64
+}
+
+// markEnv gives cmd a fresh mark in [treeEnv] and returns it.
+func markEnv(cmd *exec.Cmd) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	mark := hex.EncodeToString(b[:])
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	value := mark
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, treeEnv+"="); ok && v != "" {
+			value = v + ":" + mark // a server started by a server: keep the outer mark too
+		}
+	}
+	cmd.Env = append(env[:len(env):len(env)], treeEnv+"="+value)
+	return mark
+}
+
+// newTree returns the tree of a started child; exited is closed once the child was reaped.
+func newTree(p *os.Process, mark string, exited <-chan struct{}) (*tree, error) {
+	return &tree{root: p.Pid, pgid: p.Pid, self: os.Getpid(), mark: mark, exited: exited,
+		ours: map[int]bool{}, known: map[int]uint64{}}, nil
+}
+
+// terminate sends SIGTERM to every process of the tree.
+func (t *tree) terminate() error {
+	err := signalGroup(t.pgid, syscall.SIGTERM)
+	live, _ := t.members()
+	for _, p := range live {
+		if e := syscall.Kill(p.pid, syscall.SIGTERM); e != nil && !errors.Is(e, syscall.ESRCH) && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// kill sends SIGKILL to every process of the tree, again and again until none is left (one may
+// fork meanwhile), and reaps those that were reparented to us.
+func (t *tree) kill() error {
+	var err error
+	for range killRounds {
+		if e := signalGroup(t.pgid, syscall.SIGKILL); e != nil && err == nil {
+			err = e
+		}
+		live, zombies := t.members()
+		for _, pid := range zombies {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+			delete(t.ours, pid)
+		}
+		if len(live) == 0 && len(zombies) == 0 {
+			return err
+		}
+		for _, p := range live {
+			if p.ppid == t.self {
+				t.ours[p.pid] = true
+			}
+			if e := syscall.Kill(p.pid, syscall.SIGKILL); e != nil && !errors.Is(e, syscall.ESRCH) && err == nil {
+				err = e
+			}
+		}
+		time.Sleep(killPause)
+	}
+	if err == nil {
+		err = fmt.Errorf("processes of the tree still running after %d rounds of SIGKILL", killRounds)
+	}
+	return err
+}
+
+// remember records the members running now, so that they are still found once their parent
+// exits and they are reparented (Close calls it before asking the child to exit).
+func (t *tree) remember() { t.members() }
+
+// release frees what the tree holds; nothing on Linux.
+func (t *tree) release() {}
+
+// rootAlive reports whether the child has not been reaped yet, so its pid still names it.
+func (t *tree) rootAlive() bool {
+	select {
+	case <-t.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// members returns the running processes of the tree (never this process) and the dead ones
+// this process must reap: members reparented to us (we may be a child subreaper) that died.
+// The child itself is reaped by its exec.Cmd, never here. Without /proc it finds nothing: the
+// process group is then all there is.
+func (t *tree) members() (live []procInfo, zombies []int) {
+	procs, err := readProcs()
+	if err != nil {
+		return nil, nil
+	}
+	children := make(map[int][]int, len(procs))
+	byPID := make(map[int]procInfo, len(procs))
+	for _, p := range procs {
+		children[p.ppid] = append(children[p.ppid], p.pid)
+		byPID[p.pid] = p
+	}
+	in := map[int]bool{}
+	var queue []int
+	add := func(pid int) {
+		if pid != t.self && !in[pid] {
+			in[pid] = true
+			queue = append(queue, pid)
+		}
+	}
+	if t.rootAlive() {
+		add(t.root)
+	}
+	for _, p := range procs {
+		switch {
+		case p.zombie:
+			if p.ppid == t.self && p.pid != t.root && (p.pgid == t.pgid || t.ours[p.pid]) {
+				zombies = append(zombies, p.pid)
+			}
+		case p.pgid == t.pgid, t.known[p.pid] == p.start && p.start != 0, t.mark != "" && hasMark(p.pid, t.mark):
+			add(p.pid)
+		}
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			add(c)
+		}
+	}
+	for pid := range in {
+		if p := byPID[pid]; !p.zombie {
+			live = append(live, p)
+			t.known[pid] = p.start
+		}
+	}
+	return live, zombies
+}
+
+// procInfo is what /proc/PID/stat says of one process.
+type procInfo struct {
+	pid, ppid, pgid int
+	zombie          bool
+	// start is when the process started, in clock ticks since boot: with pid, it names one
+	// process even if the pid is reused later.
+	start uint64
+}
+
+// readProcs lists every process in /proc.
+func readProcs() ([]procInfo, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]procInfo, 0, len(entries))
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // it exited meanwhile
+		}
+		if p, ok := parseStat(pid, b); ok {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// parseStat reads the state, parent, process group and start time of /proc/PID/stat: "pid
+// (comm) state ppid pgrp … starttime …" (starttime is field 22), where comm may hold anything,
+// so the fields are counted after the last ')'.
+func parseStat(pid int, b []byte) (procInfo, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return procInfo{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgid, err2 := strconv.Atoi(f[2])
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procInfo{}, false
+	}
+	return procInfo{pid: pid, ppid: ppid, pgid: pgid, start: start, zombie: f[0] == "Z" || f[0] == "X"}, true
+}
+
+// hasMark reports whether process pid's environment carries mark in [treeEnv]. Processes of
+// other users cannot be read, and carry no mark of ours.
+func hasMark(pid int, mark string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil || !bytes.Contains(b, []byte(mark)) {
+		return false
+	}
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		v, ok := bytes.CutPrefix(kv, []byte(treeEnv+"="))
+		if !ok {
+			continue
+		}
+		for m := range bytes.SplitSeq(v, []byte{':'}) {
+			if string(m) == mark {
+				return true
+			}
+		}
+	}
+	return false
+}
