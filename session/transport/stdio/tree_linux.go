@@ -3,17 +3,18 @@
 package stdio
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/procfs"
 )
 
 // treeEnv is the environment variable that marks a server's process tree on Linux: Start adds
@@ -76,7 +77,7 @@ func (t *tree) terminate() error {
 	err := signalGroup(t.pgid, syscall.SIGTERM)
 	live, _ := t.members()
 	for _, p := range live {
-		if e := syscall.Kill(p.pid, syscall.SIGTERM); e != nil && !errors.Is(e, syscall.ESRCH) && err == nil {
+		if e := syscall.Kill(p.PID, syscall.SIGTERM); e != nil && !errors.Is(e, syscall.ESRCH) && err == nil {
 			err = e
 		}
 	}
@@ -101,10 +102,10 @@ func (t *tree) kill() error {
 			return err
 		}
 		for _, p := range live {
-			if p.ppid == t.self {
-				t.ours[p.pid] = true
+			if p.PPID == t.self {
+				t.ours[p.PID] = true
 			}
-			if e := syscall.Kill(p.pid, syscall.SIGKILL); e != nil && !errors.Is(e, syscall.ESRCH) && err == nil {
+			if e := syscall.Kill(p.PID, syscall.SIGKILL); e != nil && !errors.Is(e, syscall.ESRCH) && err == nil {
 				err = e
 			}
 		}
@@ -137,16 +138,16 @@ func (t *tree) rootAlive() bool {
 // this process must reap: members reparented to us (we may be a child subreaper) that died.
 // The child itself is reaped by its exec.Cmd, never here. Without /proc it finds nothing: the
 // process group is then all there is.
-func (t *tree) members() (live []procInfo, zombies []int) {
-	procs, err := readProcs()
+func (t *tree) members() (live []procfs.Proc, zombies []int) {
+	procs, err := procfs.List()
 	if err != nil {
 		return nil, nil
 	}
 	children := make(map[int][]int, len(procs))
-	byPID := make(map[int]procInfo, len(procs))
+	byPID := make(map[int]procfs.Proc, len(procs))
 	for _, p := range procs {
-		children[p.ppid] = append(children[p.ppid], p.pid)
-		byPID[p.pid] = p
+		children[p.PPID] = append(children[p.PPID], p.PID)
+		byPID[p.PID] = p
 	}
 	in := map[int]bool{}
 	var queue []int
@@ -161,12 +162,12 @@ func (t *tree) members() (live []procInfo, zombies []int) {
 	}
 	for _, p := range procs {
 		switch {
-		case p.zombie:
-			if p.ppid == t.self && p.pid != t.root && (p.pgid == t.pgid || t.ours[p.pid]) {
-				zombies = append(zombies, p.pid)
+		case p.Zombie:
+			if p.PPID == t.self && p.PID != t.root && (p.PGID == t.pgid || t.ours[p.PID]) {
+				zombies = append(zombies, p.PID)
 			}
-		case p.pgid == t.pgid, t.known[p.pid] == p.start && p.start != 0, t.mark != "" && hasMark(p.pid, t.mark):
-			add(p.pid)
+		case p.PGID == t.pgid, t.known[p.PID] == p.Start && p.Start != 0, t.mark != "" && hasMark(p.PID, t.mark):
+			add(p.PID)
 		}
 	}
 	for len(queue) > 0 {
@@ -177,84 +178,17 @@ func (t *tree) members() (live []procInfo, zombies []int) {
 		}
 	}
 	for pid := range in {
-		if p := byPID[pid]; !p.zombie {
+		if p := byPID[pid]; !p.Zombie {
 			live = append(live, p)
-			t.known[pid] = p.start
+			t.known[pid] = p.Start
 		}
 	}
 	return live, zombies
 }
 
-// procInfo is what /proc/PID/stat says of one process.
-type procInfo struct {
-	pid, ppid, pgid int
-	zombie          bool
-	// start is when the process started, in clock ticks since boot: with pid, it names one
-	// process even if the pid is reused later.
-	start uint64
-}
-
-// readProcs lists every process in /proc.
-func readProcs() ([]procInfo, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]procInfo, 0, len(entries))
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // it exited meanwhile
-		}
-		if p, ok := parseStat(pid, b); ok {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
-// parseStat reads the state, parent, process group and start time of /proc/PID/stat: "pid
-// (comm) state ppid pgrp … starttime …" (starttime is field 22), where comm may hold anything,
-// so the fields are counted after the last ')'.
-func parseStat(pid int, b []byte) (procInfo, bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procInfo{}, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return procInfo{}, false
-	}
-	ppid, err1 := strconv.Atoi(f[1])
-	pgid, err2 := strconv.Atoi(f[2])
-	start, err3 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return procInfo{}, false
-	}
-	return procInfo{pid: pid, ppid: ppid, pgid: pgid, start: start, zombie: f[0] == "Z" || f[0] == "X"}, true
-}
-
 // hasMark reports whether process pid's environment carries mark in [treeEnv]. Processes of
 // other users cannot be read, and carry no mark of ours.
 func hasMark(pid int, mark string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil || !bytes.Contains(b, []byte(mark)) {
-		return false
-	}
-	for kv := range bytes.SplitSeq(b, []byte{0}) {
-		v, ok := bytes.CutPrefix(kv, []byte(treeEnv+"="))
-		if !ok {
-			continue
-		}
-		for m := range bytes.SplitSeq(v, []byte{':'}) {
-			if string(m) == mark {
-				return true
-			}
-		}
-	}
-	return false
+	v, ok := procfs.EnvValue(pid, treeEnv)
+	return ok && slices.Contains(strings.Split(v, ":"), mark)
 }
