@@ -40,11 +40,13 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		return nil, err
 	}
 	so := &spec.Options{
-		Transport:  spec.Transport(f.Transport),
-		Header:     header,
-		Env:        env,
-		StderrPath: f.StderrPath,
-		Executable: a.io.Executable,
+		Transport:      spec.Transport(f.Transport),
+		Header:         header,
+		Env:            env,
+		StderrPath:     f.StderrPath,
+		Executable:     a.io.Executable,
+		MaxMessageSize: f.maxMessage,
+		Abort:          a.io.Abort,
 	}
 	d, info, err := spec.Parse(f.Server, so)
 	if err != nil {

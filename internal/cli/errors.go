@@ -195,6 +195,9 @@ func (t *target) describe(err error, phase string, limit time.Duration, limitFla
 	case e.Category == session.Disconnected:
 		e.Msg = fmt.Sprintf("the connection to %s closed during %s", where, phase)
 		e.Hint = "the server dropped the connection; check its logs"
+	case e.Category == session.Malformed && tooLong(err) != "":
+		e.Msg = fmt.Sprintf("the server sent a message over the size limit during %s: %s", phase, tooLong(err))
+		e.Hint = "raise the limit with --max-message-size, e.g. --max-message-size 64MiB, or have the server send less at once (page large results)"
 	case e.Category == session.Malformed:
 		e.Msg = fmt.Sprintf("the server sent a malformed message during %s", phase)
 		if se != nil && len(se.Frame) > 0 {
@@ -216,6 +219,16 @@ func (t *target) describe(err error, phase string, limit time.Duration, limitFla
 		e.Hint = se.Hint
 	}
 	return e
+}
+
+// tooLong describes a frame over the size limit in err's chain ("frame of N bytes exceeds the
+// 16 MiB limit"), or returns "".
+func tooLong(err error) string {
+	var fe *transport.FrameError
+	if errors.As(err, &fe) {
+		return fe.TooLong()
+	}
+	return ""
 }
 
 // stderrHint points at the server's stderr and quotes its last lines.

@@ -68,6 +68,8 @@ func (a *app) testCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", DefaultText: collection.DefaultCallTimeout.String(), Usage: "default per-request timeout of servers that set no timeouts.call"},
 			&cli.DurationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "default start/handshake timeout of servers that set no timeouts.connect"},
 			&cli.StringFlag{Name: "protocol-version", Usage: "pin the protocol version of servers that pin none (default: detect the era)"},
+			&cli.StringFlag{Name: "max-message-size", Value: "16MiB", Usage: "largest message accepted from servers that set no maxMessageSize: bytes or a `SIZE` with a unit (64MiB)"},
+			&cli.BoolFlag{Name: "keep-stderr", Usage: "keep the servers' stderr files (.mcpspec/runs/stderr) after a run that passed; a failed run always keeps them"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
 	}
@@ -105,6 +107,7 @@ type testConfig struct {
 	baseline      string
 	baselineDir   string
 	ignoreLatency bool
+	keepStderr    bool
 }
 
 // reporterSpec is one --reporter NAME[=PATH].
@@ -131,6 +134,7 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		baseline:      cmd.String("baseline"),
 		baselineDir:   cmd.String("baseline-dir"),
 		ignoreLatency: cmd.Bool("ignore-latency"),
+		keepStderr:    cmd.Bool("keep-stderr"),
 	}
 	if len(cfg.paths) == 0 {
 		return nil, &Error{Code: ExitConfig, Msg: "no collection given",
@@ -163,6 +167,10 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--%s must be positive, got %s", name, d), Hint: "e.g. --" + name + " 30s"}
 		}
 	}
+	maxMessage, err := parseMaxMessageSize(cmd.String("max-message-size"))
+	if err != nil {
+		return nil, err
+	}
 	if cfg.reporters, err = parseReporters(cmd.StringSlice("reporter")); err != nil {
 		return nil, err
 	}
@@ -187,6 +195,8 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		ProtocolVersion: cmd.String("protocol-version"),
 		Executable:      a.io.Executable,
 		StderrDir:       runStderrDir,
+		MaxMessageSize:  maxMessage,
+		Abort:           a.io.Abort,
 	}
 	cfg.load = cfg.ropts.LoadOptions()
 	return cfg, nil
