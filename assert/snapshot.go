@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -56,7 +57,7 @@ func (c *snapshotChecker) Check(ctx context.Context, s *Subject) *result.Failure
 		}
 		return nil
 	}
-	want, err := os.ReadFile(c.file)
+	want, err := regfile.ReadFile(c.file) // a named pipe would block a plain read forever
 	if errors.Is(err, fs.ErrNotExist) {
 		return failure("snapshot", label(c.path, "$"), c.file, Excerpt(got, maxActual),
 			"snapshot %s does not exist; run with --update to create it", c.file)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/baseline"
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/result"
@@ -116,7 +118,7 @@ type reporterSpec struct {
 }
 
 func (a *app) test(ctx context.Context, cmd *cli.Command, save *optionalName) error {
-	cfg, err := a.testConfig(cmd, save)
+	cfg, err := a.testConfig(ctx, cmd, save)
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,7 @@ func (a *app) test(ctx context.Context, cmd *cli.Command, save *optionalName) er
 }
 
 // testConfig reads and checks the flags; every problem is a config error (exit 3).
-func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, error) {
+func (a *app) testConfig(ctx context.Context, cmd *cli.Command, save *optionalName) (*testConfig, error) {
 	cfg := &testConfig{
 		paths:         cmd.Args().Slice(),
 		watch:         cmd.Bool("watch"),
@@ -141,7 +143,7 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 			Hint: "pass collection files or directories: mcpspec test examples/quickstart.yaml"}
 	}
 	cfg.saveBaseline = save
-	vars, envFile, err := varFlags(cmd)
+	vars, envFile, err := varFlags(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -203,12 +205,12 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 }
 
 // varFlags reads --var and --env-file (test and validate share them).
-func varFlags(cmd *cli.Command) (vars, envFile map[string]string, err error) {
+func varFlags(ctx context.Context, cmd *cli.Command) (vars, envFile map[string]string, err error) {
 	if vars, err = parseVars(cmd.StringSlice("var")); err != nil {
 		return nil, nil, err
 	}
 	if p := cmd.String("env-file"); p != "" {
-		if envFile, err = readEnvFile(p); err != nil {
+		if envFile, err = readEnvFile(ctx, p); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -231,16 +233,23 @@ func parseVars(entries []string) (map[string]string, error) {
 	return out, nil
 }
 
+// maxEnvFileSize bounds an --env-file.
+const maxEnvFileSize = 1 << 20
+
 // readEnvFile reads KEY=VALUE lines: blank lines and # comments are skipped, an "export " prefix
-// is allowed, and a value in matching single or double quotes loses them.
-func readEnvFile(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+// is allowed, and a value in matching single or double quotes loses them. The file may be a
+// pipe (--env-file <(sops -d .env)); waiting for it ends with ctx.
+func readEnvFile(ctx context.Context, path string) (map[string]string, error) {
+	data, err := regfile.ReadInput(ctx, path, maxEnvFileSize)
 	if err != nil {
-		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --env-file: %v", err), Hint: "check the path", Err: err}
+		return nil, inputError(ctx, "--env-file "+path, err, "check the path")
 	}
-	defer f.Close()
+	if len(data) > maxEnvFileSize {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--env-file %s is larger than 1 MiB", path), Hint: "an env file holds KEY=VALUE lines; check the path"}
+	}
 	out := map[string]string{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxEnvFileSize+1)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -262,6 +271,19 @@ func readEnvFile(path string) (map[string]string, error) {
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --env-file %s: %v", path, err), Err: err}
 	}
 	return out, nil
+}
+
+// inputError describes a file named by a flag (what) that could not be read: interrupted, not
+// a regular file or pipe, or unreadable.
+func inputError(ctx context.Context, what string, err error, hint string) *Error {
+	var nr *regfile.NotRegularError
+	switch {
+	case ctx.Err() != nil:
+		return &Error{Code: ExitInterrupted, Msg: "interrupted while reading " + what, Err: err}
+	case errors.As(err, &nr):
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read %s: %v", what, nr), Hint: "give a regular file (or a pipe, such as <(command))", Err: err}
+	}
+	return &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read %s: %v", what, err), Hint: hint, Err: err}
 }
 
 // parseReporters reads --reporter NAME[=PATH] values. Console on stdout is added when no
@@ -350,6 +372,10 @@ func loadCollections(paths []string, lo *collection.LoadOptions, verb string) ([
 		return nil, &Error{Code: ExitConfig, Err: err,
 			Msg:  fmt.Sprintf("%s in %s:\n%s", textfmt.Plural(len(list), "problem"), where, strings.Join(lines, "\n")),
 			Hint: hint}
+	}
+	var nr *regfile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &Error{Code: ExitConfig, Msg: nr.Error(), Err: err, Hint: "pass collection files (*.yaml) or directories holding them; a collection must be a regular file"}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
