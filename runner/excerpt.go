@@ -63,7 +63,8 @@ func fileSize(path string) int64 {
 	return st.Size()
 }
 
-// readTail returns at most the last n bytes written to path after offset, or "".
+// readTail returns at most the last n bytes written to path after offset, or "". A file now
+// shorter than offset was cut back: its last n bytes are returned.
 func readTail(path string, offset int64, n int64) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -71,8 +72,13 @@ func readTail(path string, offset int64, n int64) string {
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || st.Size() <= offset {
+	if err != nil || st.Size() == offset {
 		return ""
+	}
+	if st.Size() < offset {
+		// The file was cut back (a stdio server's stderr file keeps its start and its last
+		// MiB): what was written since offset is at its end.
+		offset = 0
 	}
 	from := max(offset, st.Size()-n)
 	b := make([]byte, st.Size()-from)

@@ -519,10 +519,14 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 			_ = os.Remove(f)
 		}
 	}
-	if err := os.MkdirAll(runStderrDir, 0o755); err != nil {
+	if err := os.MkdirAll(runStderrDir, 0o700); err != nil {
 		ropts.StderrDir = ""
 	}
 	run, runErr := runner.New(&ropts).Run(ctx, cols)
+	if runErr == nil && run.OK() && !run.Interrupted && !cfg.keepStderr {
+		// Nothing to look into: the servers' stderr files go (--keep-stderr keeps them).
+		dropStderrFiles(run)
+	}
 
 	// Reports first: nothing of a partial run is lost.
 	var problems []error
@@ -579,6 +583,25 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		return &Error{Code: ExitFailure, Msg: "the run stopped early"}
 	}
 	return nil
+}
+
+// dropStderrFiles removes the stderr files of a run's servers and forgets their paths, so no
+// report points at a file that is gone.
+func dropStderrFiles(run *result.Run) {
+	for i := range run.Collections {
+		for j := range run.Collections[i].Servers {
+			srv := &run.Collections[i].Servers[j]
+			if srv.StderrPath != "" {
+				_ = os.Remove(srv.StderrPath)
+				srv.StderrPath = ""
+			}
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(runStderrDir, "*.stderr.log")); len(left) > 0 {
+		for _, f := range left {
+			_ = os.Remove(f) // sessions opened after the first of each server
+		}
+	}
 }
 
 // anySelected reports whether the --tag and --grep filters select at least one test.

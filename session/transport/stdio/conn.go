@@ -56,7 +56,7 @@ type Conn struct {
 
 	tail       tailBuffer
 	stderrPath string
-	stderrFile *os.File
+	stderrLog  *stderrLog
 	// stderrErr is the first error writing the stderr file; set by drainStderr before drained.
 	stderrErr error
 
@@ -91,7 +91,8 @@ func (c *Conn) PID() int { return c.cmd.Process.Pid }
 // StderrTail returns the last lines the child wrote to stderr (about 4 KiB at most).
 func (c *Conn) StderrTail() string { return c.tail.String() }
 
-// StderrPath returns the file holding the child's whole stderr, or "".
+// StderrPath returns the file holding the child's stderr (bounded: see [Command.StderrPath]),
+// or "".
 func (c *Conn) StderrPath() string { return c.stderrPath }
 
 // ShutdownStage reports how Close ended the child: [StageExited], [StageStdin], [StageTerm]
@@ -197,8 +198,8 @@ func (c *Conn) drainStderr() {
 		n, err := c.stderr.Read(buf)
 		if n > 0 {
 			c.tail.Write(buf[:n])
-			if c.stderrFile != nil && c.stderrErr == nil {
-				if _, werr := c.stderrFile.Write(buf[:n]); werr != nil {
+			if c.stderrLog != nil && c.stderrErr == nil {
+				if _, werr := c.stderrLog.Write(buf[:n]); werr != nil {
 					c.stderrErr = fmt.Errorf("stdio: save stderr of %s: %w", c.name, werr)
 				}
 			}
@@ -266,7 +267,7 @@ func (c *Conn) shutdown() error {
 			if err := c.tree.kill(); err != nil {
 				errs = append(errs, fmt.Errorf("stdio: close %s: kill: %w", c.name, err))
 			}
-			if !c.waitExit(reapWait) {
+			if !waitChan(c.exited, reapWait) { // not cut short by Abort: the kill is done
 				errs = append(errs, fmt.Errorf("stdio: close %s: process %d still running after kill", c.name, c.PID()))
 			}
 		}
@@ -286,11 +287,11 @@ func (c *Conn) shutdown() error {
 		drained = waitChan(c.drained, drainWait)
 	}
 	c.stderr.Close()
-	if c.stderrFile != nil {
+	if c.stderrLog != nil {
 		if drained && c.stderrErr != nil {
 			errs = append(errs, c.stderrErr)
 		}
-		if err := c.stderrFile.Close(); err != nil {
+		if err := c.stderrLog.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("stdio: close %s: stderr file: %w", c.name, err))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +37,9 @@ const (
 type tree struct {
 	root, pgid, self int
 	mark             string
+	// rootStart is when the child started (0 if unknown): its descendants started later, so
+	// only their environments need reading.
+	rootStart uint64
 	// exited is closed once the child was reaped: its pid no longer names it.
 	exited <-chan struct{}
 	// ours holds members seen running as our children (reparented to us, a child subreaper):
@@ -68,8 +72,14 @@ func markEnv(cmd *exec.Cmd) string {
 
 // newTree returns the tree of a started child; exited is closed once the child was reaped.
 func newTree(p *os.Process, mark string, exited <-chan struct{}) (*tree, error) {
-	return &tree{root: p.Pid, pgid: p.Pid, self: os.Getpid(), mark: mark, exited: exited,
-		ours: map[int]bool{}, known: map[int]uint64{}}, nil
+	t := &tree{root: p.Pid, pgid: p.Pid, self: os.Getpid(), mark: mark, exited: exited,
+		ours: map[int]bool{}, known: map[int]uint64{}}
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/stat"); err == nil {
+		if pi, ok := procfs.ParseStat(p.Pid, b); ok {
+			t.rootStart = pi.Start
+		}
+	}
+	return t, nil
 }
 
 // terminate sends SIGTERM to every process of the tree.
@@ -166,7 +176,8 @@ func (t *tree) members() (live []procfs.Proc, zombies []int) {
 			if p.PPID == t.self && p.PID != t.root && (p.PGID == t.pgid || t.ours[p.PID]) {
 				zombies = append(zombies, p.PID)
 			}
-		case p.PGID == t.pgid, t.known[p.PID] == p.Start && p.Start != 0, t.mark != "" && hasMark(p.PID, t.mark):
+		case p.PGID == t.pgid, t.known[p.PID] == p.Start && p.Start != 0,
+			t.mark != "" && p.Start >= t.rootStart && hasMark(p.PID, t.mark):
 			add(p.PID)
 		}
 	}
