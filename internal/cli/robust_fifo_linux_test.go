@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,6 +34,17 @@ func holdOpen(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
+}
+
+// hasOpen reports whether process pid has path open.
+func hasOpen(pid int, path string) bool {
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && target == path {
+			return true
+		}
+	}
+	return false
 }
 
 const goodCollection = "name: Good\nserver: testserver\ntests:\n  - name: Echo\n    call: echo\n    with: {text: hi}\n"
@@ -102,7 +114,10 @@ func TestInterruptWhileReadingAPipe(t *testing.T) {
 			writeFile(t, dir, "c.yaml", goodCollection)
 			holdOpen(t, mkfifo(t, dir, "p.env"))
 			p := startMcpspec(t, dir, tt.args...)
-			time.Sleep(500 * time.Millisecond) // let it reach the read (an earlier signal ends it too)
+			// Once it has the pipe open it handles signals (a signal before that would kill it).
+			waitUntil(t, 15*time.Second, "mcpspec to open the pipe", func() bool {
+				return hasOpen(p.cmd.Process.Pid, filepath.Join(dir, "p.env"))
+			})
 			p.signal(t, tt.sig)
 			if code := p.wait(t, 15*time.Second); code != int(ExitInterrupted) {
 				t.Errorf("exit code = %d, want %d\nstderr:\n%s", code, ExitInterrupted, p.stderr.String())

@@ -89,18 +89,18 @@ func (e *FrameError) TooLong() string {
 	if e.Reason != "too-long" || e.Limit <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("frame of %d bytes exceeds the %s limit", e.Size, FormatSize(e.Limit))
+	return fmt.Sprintf("frame of %d bytes exceeds the %s limit", e.Size, limitText(e.Limit))
 }
 
-// FormatSize renders a byte count the way a limit is written: "16 MiB", "512 KiB", or bytes.
-func FormatSize(n int) string {
+// limitText renders a size limit: "16 MiB", "512 KiB", or "100-byte".
+func limitText(n int) string {
 	switch {
-	case n > 0 && n%(1<<20) == 0:
+	case n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)
-	case n > 0 && n%(1<<10) == 0:
+	case n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return fmt.Sprintf("%d-byte", n)
 }
 
 // ExitError reports that a server process ended while the connection was open.

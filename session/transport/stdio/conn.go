@@ -21,6 +21,9 @@ const (
 	// drainWait bounds the wait for stderr to reach EOF once the child is gone (a grandchild
 	// that escaped the tree may still hold it).
 	drainWait = 500 * time.Millisecond
+	// exitWait is how long Recv waits, once stdout ended, for the child to be reaped (see
+	// ended).
+	exitWait = 2 * time.Second
 	// tailWait bounds how long Recv waits for the last stderr lines before building an
 	// ExitError.
 	tailWait = 200 * time.Millisecond
@@ -143,9 +146,11 @@ func (c *Conn) Recv() (transport.Frame, error) {
 	return transport.Frame{}, c.recvErr
 }
 
-// ended turns the end of stdout into the connection's terminal error.
+// ended turns the end of stdout into the connection's terminal error. A child that closed its
+// stdout is given exitWait (or Grace, if longer) to be reaped before it counts as still
+// running: its exit is the likelier news, and reaping may lag on a loaded machine.
 func (c *Conn) ended(readErr error) error {
-	t := time.NewTimer(c.grace)
+	t := time.NewTimer(max(c.grace, exitWait))
 	defer t.Stop()
 	select {
 	case <-c.exited:
