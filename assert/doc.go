@@ -26,5 +26,9 @@
 // Expressions are sandboxed: expr has no I/O functions, and on top of that every expression is
 // limited in size ([ExprLimits.MaxNodes]), in the memory the VM may allocate, in the number of loop
 // iterations and wall-clock time (checked inside every closure), and in the size of every
-// intermediate string or array. A runaway expression fails the assertion; it never hangs a run.
+// intermediate string or array. Builtins whose result can outgrow their input (split, repeat,
+// toJSON, keys, sort, …), string concatenation and `matches` patterns estimate what they would
+// build and are refused before they allocate, with an error naming the builtin and saying how to
+// write the assertion instead. A runaway expression fails the assertion; it never hangs a run
+// nor takes more memory than its limits allow, whatever the response.
 package assert

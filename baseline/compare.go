@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/stats"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -336,15 +336,7 @@ func samples(t *result.Test) []time.Duration {
 }
 
 // P95 is the nearest-rank 95th percentile of ds (0 for none).
-func P95(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	rank := (95*len(s) + 99) / 100 // ceil(0.95·n)
-	return s[rank-1]
-}
+func P95(ds []time.Duration) time.Duration { return stats.Percentile(ds, 95) }
 
 // latencyChange compares p95s against both tolerances.
 func latencyChange(o CompareOptions, bt, ct *result.Test) (LatencyDelta, bool) {

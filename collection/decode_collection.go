@@ -14,7 +14,7 @@ import (
 
 // topKeys are the keys a collection may have.
 var topKeys = []string{"schemaVersion", "name", "description", "server", "servers", "variables",
-	"environments", "defaultEnvironment", "defaults", "tests", "load", "deadlock", "race", "fuzz", "probe"}
+	"environments", "defaultEnvironment", "defaults", "tests", "load", "deadlock", "race", "fuzz", "probe", "audit"}
 
 // supportedSchemaVersions are accepted values of schemaVersion.
 var supportedSchemaVersions = []string{"1", "1.0"}
@@ -69,7 +69,7 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 	}
 	if f, ok := fs["tests"]; ok {
 		d.decodeTests(f.val, c)
-	} else if fs["load"].val == nil && fs["deadlock"].val == nil && fs["race"].val == nil && fs["fuzz"].val == nil && fs["probe"].val == nil {
+	} else if fs["load"].val == nil && fs["deadlock"].val == nil && fs["race"].val == nil && fs["fuzz"].val == nil && fs["probe"].val == nil && fs["audit"].val == nil {
 		d.errf(root, `add a "tests:" list`, "the collection has no tests")
 	}
 	if f, ok := fs["load"]; ok {
@@ -86,6 +86,9 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 	}
 	if f, ok := fs["probe"]; ok {
 		c.Probe = d.decodeProbe(f.val)
+	}
+	if f, ok := fs["audit"]; ok {
+		c.Audit = d.decodeAudit(f.val, c)
 	}
 	return c
 }

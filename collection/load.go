@@ -24,7 +24,7 @@ import (
 	"github.com/mcpspec/mcpspec/schema"
 )
 
-// Limits from seed 004's safe-loading rules.
+// Limits of safe loading: a collection is untrusted input.
 const (
 	// DefaultMaxFileSize is the largest collection file accepted (1 MiB).
 	DefaultMaxFileSize = 1 << 20

@@ -12,7 +12,7 @@ import (
 	"sync"
 )
 
-// Exit codes of [RunCommand], matching mcpspec's (DESIGN.md).
+// Exit codes of [RunCommand], matching mcpspec's (see the README's exit codes).
 const (
 	ExitOK      = 0 // served until stdin closed or ctx ended
 	ExitCrashed = 1 // a simulated crash ended the server

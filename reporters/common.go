@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpspec/mcpspec/internal/stats"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 )
@@ -80,22 +81,8 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
 }
 
-// percentile is the nearest-rank percentile (0 < p ≤ 100) of ds; 0 when ds is empty.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	rank := int(p/100*float64(len(s)) + 0.999999999)
-	if rank < 1 {
-		rank = 1
-	}
-	if rank > len(s) {
-		rank = len(s)
-	}
-	return s[rank-1]
-}
+// percentile is the module's nearest-rank percentile (0 < p ≤ 100) of ds; 0 when ds is empty.
+func percentile(ds []time.Duration, p float64) time.Duration { return stats.Percentile(ds, p) }
 
 // latencies returns the latency of every test that ran (not skipped) and has one.
 func latencies(run *result.Run) []time.Duration {

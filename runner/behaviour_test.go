@@ -486,3 +486,29 @@ tests:
 		t.Errorf("hint = %q, want one about the URL, not stdout", e.Hint)
 	}
 }
+
+// TestTestTimeoutStartsAtTheFirstRequest: starting the server and the handshake are bounded by
+// timeouts.connect, not by a test's timeout, so a short test timeout passes against a server
+// slower to start than it (one test at a time and in parallel, where later tests wait for the
+// first session).
+func TestTestTimeoutStartsAtTheFirstRequest(t *testing.T) {
+	srv := tcpServer(t, &mcptest.Options{SlowInitialize: 400 * time.Millisecond})
+	col := parse(t, `
+name: Slow start
+server: {url: tcp://ADDR, timeouts: {connect: 10s}}
+defaults: {timeout: 150ms}
+tests:
+  - {id: a, call: echo, with: {text: a}}
+  - {id: b, call: echo, with: {text: b}}
+`, nil, "ADDR", srv.Addr)
+	for _, parallel := range []int{1, 2} {
+		run, err := runCols(t, &runner.Options{Parallel: parallel}, col)
+		if err != nil {
+			t.Fatalf("parallel %d: %v", parallel, err)
+		}
+		want := map[string]result.Status{"a": result.Passed, "b": result.Passed}
+		if d := cmp.Diff(want, statuses(run)); d != "" {
+			t.Errorf("parallel %d: statuses (-want +got):\n%s\na: %+v", parallel, d, find(t, run, "a").Error)
+		}
+	}
+}

@@ -60,8 +60,8 @@ func CheckTools(ctx context.Context, col *collection.Collection, opts *Options) 
 				Err: &ServerFailure{Category: rerr.Category, Message: rerr.Message, Hint: rerr.Hint}})
 			continue
 		}
-		lctx, cancel := context.WithTimeout(ctx, orDefault(p.def.Timeouts.Call, o.CallTimeout))
-		tools, err := c.s.ListTools(lctx)
+		lctx, cancel := context.WithTimeout(ctx, orDefault(p.srv.Timeouts.Call, o.CallTimeout))
+		tools, err := c.ListTools(lctx)
 		cancel()
 		p.closeAll()
 		if err != nil {

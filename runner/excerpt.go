@@ -2,9 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
 	"unicode/utf8"
 )
 
@@ -49,55 +46,4 @@ func cut(s string, n int) string {
 		i--
 	}
 	return s[:i] + "…"
-}
-
-// fileSize returns the size of the file at path, or 0.
-func fileSize(path string) int64 {
-	if path == "" {
-		return 0
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
-// readTail returns at most the last n bytes written to path after offset, or "". A file now
-// shorter than offset was cut back: its last n bytes are returned.
-func readTail(path string, offset int64, n int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() == offset {
-		return ""
-	}
-	if st.Size() < offset {
-		// The file was cut back (a stdio server's stderr file keeps its start and its last
-		// MiB): what was written since offset is at its end.
-		offset = 0
-	}
-	from := max(offset, st.Size()-n)
-	b := make([]byte, st.Size()-from)
-	k, err := f.ReadAt(b, from)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return ""
-	}
-	s := string(b[:k])
-	if from > offset {
-		// Drop a partial first line (and a partial rune).
-		for i := 0; i < len(s) && i < 512; i++ {
-			if s[i] == '\n' {
-				return "…" + s[i:]
-			}
-		}
-		for len(s) > 0 && !utf8.RuneStart(s[0]) {
-			s = s[1:]
-		}
-		return "…" + s
-	}
-	return s
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/assert"
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -94,15 +95,16 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		a.res.Status, a.res.Error = result.Errored, e
 		return a
 	}
-	actx, cancel := context.WithTimeout(ctx, t.Timeout)
-	defer cancel()
-
 	p := cr.pools[t.Server]
 	if p == nil {
 		a.noRetry = true
 		return errored(&result.Error{Message: fmt.Sprintf("the collection has no server %q", t.Server)})
 	}
-	c, cerr := p.acquire(actx)
+	// Starting the server and the handshake are bounded by the server's connect timeout, not
+	// by the test's: the test's timeout starts with its first request.
+	c, cerr := p.acquire(ctx)
+	actx, cancel := context.WithTimeout(ctx, t.Timeout)
+	defer cancel()
 	if cerr != nil {
 		a.noRetry = true
 		if ctx.Err() != nil {
@@ -110,7 +112,7 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		}
 		return errored(cerr)
 	}
-	offset := fileSize(c.stderrPath)
+	offset := serverconn.FileSize(c.StderrPath)
 	if err := cr.r.wait(actx); err != nil {
 		p.release(c, false)
 		if ctx.Err() != nil {
@@ -121,7 +123,7 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 			Hint:    "raise --rate or the test's timeout"})
 	}
 	callTimeout := orDefault(p.def.Timeouts.Call, cr.r.opts.CallTimeout)
-	o := send(actx, c.s, t.Step, cr.vars, callTimeout)
+	o := send(actx, c.Session, t.Step, cr.vars, callTimeout)
 	cat := session.CategoryOf(o.err)
 	p.release(c, cat == session.Crash || cat == session.Disconnected)
 
@@ -143,7 +145,7 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		return errored(&result.Error{Message: "expand variables: " + o.varErr.Error(),
 			Hint: "define it with --var, --env-file, the environment or variables:, or extract it in a test this one depends on"})
 	case o.err != nil && (o.rpcErr == nil || t.ExpectError == nil):
-		e := describeCall(o.err, o.method, c.stderrPath)
+		e := describeCall(c, o.err, o.method, callTimeout)
 		if ctx.Err() != nil {
 			e.Category = string(session.Cancelled)
 			a.noRetry = true
@@ -236,11 +238,11 @@ func assertsIsError(t *collection.Test) bool {
 
 // stderrExcerpt is what the server wrote to stderr during a test (or its recent tail).
 func stderrExcerpt(c *conn, offset int64) string {
-	if c.stderrPath != "" {
-		return readTail(c.stderrPath, offset, MaxStderrExcerpt)
+	if c.StderrPath != "" {
+		return serverconn.ReadTail(c.StderrPath, offset, MaxStderrExcerpt)
 	}
-	if c.proc != nil {
-		return cut(c.proc.StderrTail(), MaxStderrExcerpt)
+	if c.Process != nil {
+		return cut(c.Process.StderrTail(), MaxStderrExcerpt)
 	}
 	return ""
 }

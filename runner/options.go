@@ -92,7 +92,7 @@ type Backoff struct {
 	Max        time.Duration
 }
 
-// Default retry backoff (seed 004: 1s, ×2, up to 30s).
+// Default retry backoff: 1s, ×2, up to 30s.
 const (
 	DefaultBackoffInitial    = time.Second
 	DefaultBackoffMultiplier = 2.0

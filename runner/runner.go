@@ -129,7 +129,7 @@ func (r *Runner) newColRun(col *collection.Collection, run *result.Run, ev *even
 		pools: map[string]*pool{},
 	}
 	for name, def := range col.Servers {
-		cr.pools[name] = &pool{cr: cr, name: name, def: def, vars: vars, max: r.opts.Parallel, firstOpen: make(chan struct{})}
+		cr.pools[name] = &pool{cr: cr, name: name, def: def, vars: vars}
 	}
 	if run != nil {
 		run.Collections = append(run.Collections, cr.rc)
@@ -223,6 +223,9 @@ func (cr *colRun) execute(ctx context.Context) {
 		running--
 		remaining--
 		cr.finish(nodes[i])
+	}
+	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
+		cr.runAudit(ctx, cr.col.Audit)
 	}
 	var wg sync.WaitGroup
 	for _, p := range cr.pools {
@@ -373,9 +376,7 @@ func (cr *colRun) tallyServers() {
 	defer cr.st.mu.Unlock()
 	for _, name := range slices.Sorted(maps.Keys(cr.pools)) {
 		p := cr.pools[name]
-		p.mu.Lock()
-		used, connected, failed := p.opened > 0, p.connected, p.failed
-		p.mu.Unlock()
+		used, connected, failed := p.state()
 		if !used {
 			continue
 		}

@@ -96,6 +96,7 @@ func (a *app) verbs() []*cli.Command {
 		a.validateCommand(),
 		a.baselineCommand(),
 		a.compareCommand(),
+		a.auditCommand(),
 		a.testserverCommand(),
 		a.versionCommand(),
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/baseline"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -142,7 +143,7 @@ func runFileProblem(path string, err error) string {
 	case errors.Is(err, baseline.ErrSchemaVersion):
 		return fmt.Sprintf("%s is not an mcpspec results document, or comes from a newer mcpspec (its schemaVersion is not %q)", path, result.SchemaVersion)
 	case errors.As(err, new(*fs.PathError)):
-		return fmt.Sprintf("cannot read %s: %v", path, unwrapAll(err))
+		return fmt.Sprintf("cannot read %s: %v", path, serverconn.Innermost(err))
 	}
 	return fmt.Sprintf("cannot read %s: %v", path, err)
 }

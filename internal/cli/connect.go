@@ -3,31 +3,35 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
 
+	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/session"
-	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 
-// target is a server ready to be dialed: the parsed SPEC, the session options and where its
-// stderr goes.
+// target is a server ready to be dialed: the parsed SPEC, its opener and where its stderr goes.
 type target struct {
-	flags  serverFlags
-	info   spec.Info
-	dialer transport.Dialer
-	opts   session.Options
+	flags serverFlags
+	info  spec.Info
+	op    *serverconn.Opener
+	// conn is the session opened by open, for describing its failures.
+	conn *serverconn.Conn
 	// tempDir holds the default stderr file; removed by finish unless something failed.
 	tempDir string
 }
 
+// prepareHook lets a verb adjust the SPEC options (working directory, environment) before the
+// SPEC is parsed, and the session options (declared client capabilities).
+type prepareHook struct {
+	spec    func(*spec.Options)
+	session func(*session.Options)
+}
+
 // prepare validates the server flags and parses the SPEC; it starts nothing. Problems are
-// config errors (exit 3).
-func (a *app) prepare(f serverFlags, verb string) (*target, error) {
+// config errors (exit 3). hooks, when given, adjust the options first.
+func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target, error) {
 	if err := f.validate(verb); err != nil {
 		return nil, err
 	}
@@ -48,11 +52,16 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		MaxMessageSize: f.maxMessage,
 		Abort:          a.io.Abort,
 	}
-	d, info, err := spec.Parse(f.Server, so)
+	for _, h := range hooks {
+		if h.spec != nil {
+			h.spec(so)
+		}
+	}
+	info, err := spec.Resolve(f.Server, so)
 	if err != nil {
 		return nil, specError(err)
 	}
-	t := &target{flags: f, info: info, dialer: d}
+	t := &target{flags: f}
 	if info.Transport == spec.Stdio && f.StderrPath == "" {
 		// Keep the server's stderr in a file the error hints can point to.
 		dir, err := os.MkdirTemp(a.io.TempDir, "mcpspec-")
@@ -61,68 +70,43 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		}
 		t.tempDir = dir
 		so.StderrPath = filepath.Join(dir, "server.stderr.log")
-		if t.dialer, t.info, err = spec.Parse(f.Server, so); err != nil {
-			_ = os.RemoveAll(dir)
-			return nil, specError(err)
-		}
 	}
-	t.opts = session.Options{
+	dial, info, err := serverconn.SpecDial(f.Server, so)
+	if err != nil {
+		t.finish(false)
+		return nil, specError(err)
+	}
+	t.info = info
+	sopts := session.Options{
 		ClientInfo:      session.Implementation{Name: "mcpspec", Version: buildVersion()},
 		ProtocolVersion: f.ProtocolVersion,
 		RequestTimeout:  f.Timeout,
 		ConnectTimeout:  f.ConnectTimeout,
 		HangThreshold:   f.HangThreshold,
 	}
+	for _, h := range hooks {
+		if h.session != nil {
+			h.session(&sopts)
+		}
+	}
+	t.op = serverconn.New(serverconn.Options{
+		Info:    info,
+		Dial:    dial,
+		Session: sopts,
+		Terms:   serverconn.CLITerms(),
+	})
 	return t, nil
 }
 
 // open starts or connects to the server and performs the handshake. A failure is described as
 // a connection error (exit 4) unless it was an interruption.
 func (t *target) open(ctx context.Context) (*session.Session, error) {
-	// Remember the first malformed frame: a handshake that then fails is most often explained
-	// by it (a banner or logging on stdout), whatever the failure's own category.
-	var firstBad atomic.Pointer[session.Finding]
-	opts := t.opts
-	next := opts.OnFinding
-	opts.OnFinding = func(f session.Finding) {
-		if f.Category == session.Malformed {
-			firstBad.CompareAndSwap(nil, &f)
-		}
-		if next != nil {
-			next(f)
-		}
-	}
-	s, err := session.Open(ctx, t.dialer, &opts)
+	c, err := t.op.Open(ctx)
 	if err != nil {
-		err = t.connectError(ctx, err)
-		var ce *Error
-		// A malformed failure already quotes its frame; any other failure gets the first bad one.
-		if f := firstBad.Load(); f != nil && errors.As(err, &ce) && ce.Code == ExitConnection && ce.Category != session.Malformed {
-			ce.Hint = joinHints(malformedHint(t.info.Transport, f.Frame), ce.Hint)
-		}
-		return nil, err
+		return nil, t.connectError(ctx, err)
 	}
-	return s, nil
-}
-
-// malformedHint quotes a frame that is not JSON-RPC and, on stdio, names the rule it breaks.
-func malformedHint(tr spec.Transport, frame []byte) string {
-	quoted := oneLine(transport.Excerpt(frame, 120))
-	if tr == spec.Stdio {
-		return fmt.Sprintf("first the server wrote %q to stdout, which is not JSON-RPC: stdout must carry only MCP messages (log to stderr)", quoted)
-	}
-	return fmt.Sprintf("first the server sent %q, which is not JSON-RPC", quoted)
-}
-
-// joinHints joins the non-empty hints with "; ".
-func joinHints(hints ...string) string {
-	var out []string
-	for _, h := range hints {
-		if h != "" {
-			out = append(out, h)
-		}
-	}
-	return strings.Join(out, "; ")
+	t.conn = c
+	return c.Session, nil
 }
 
 // finish removes the temporary stderr file, unless failed: then the hints point at it and it
@@ -132,9 +116,6 @@ func (t *target) finish(failed bool) {
 		_ = os.RemoveAll(t.tempDir)
 	}
 }
-
-// stderrPath is where the server's stderr is saved, or "".
-func (t *target) stderrPath() string { return t.info.StderrPath }
 
 // withSession prepares the server described by cmd's flags, opens a session and runs fn with it.
 // The session is closed (a child server stopped) before withSession returns, and the temporary

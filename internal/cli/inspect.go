@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/internal/hint"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -128,7 +129,7 @@ func (r *repl) loop(ctx context.Context, src *lineSource) error {
 				// The server is gone: say so once and stop, rather than fail every next line.
 				var ce *Error
 				if errors.As(err, &ce) {
-					ce.Hint = joinHints(ce.Hint, "the session is over; start mcpspec inspect again")
+					ce.Hint = hint.Join(ce.Hint, "the session is over; start mcpspec inspect again")
 				}
 				return err
 			}

@@ -27,25 +27,28 @@ func becomeSubreaper() {
 func killOrphans() {
 	self := os.Getpid()
 	for range 50 {
-		procs, err := procfs.List()
-		if err != nil {
+		kids, ok := procfs.Children(self)
+		if !ok {
+			procs, err := procfs.List()
+			if err != nil {
+				return
+			}
+			for _, p := range procs {
+				if p.PPID == self {
+					kids = append(kids, p.PID)
+				}
+			}
+		}
+		if len(kids) == 0 {
 			return
 		}
-		left := false
-		for _, p := range procs {
-			if p.PPID != self {
-				continue
-			}
-			left = true
-			if p.Zombie {
+		for _, pid := range kids {
+			if p, ok := procfs.Stat(pid); ok && p.Zombie {
 				var ws syscall.WaitStatus
-				_, _ = syscall.Wait4(p.PID, &ws, syscall.WNOHANG, nil)
+				_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 				continue
 			}
-			_ = syscall.Kill(p.PID, syscall.SIGKILL)
-		}
-		if !left {
-			return
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -17,7 +17,7 @@ import (
 const sweepBound = 15 * time.Second
 
 // sweepCase is one command line of the "no input crashes us" sweep and what it must give: an
-// exit code from DESIGN.md's list, a message matching want (stdout and stderr together), and a
+// exit code from the README's list, a message matching want (stdout and stderr together), and a
 // hint. Every case also checks that mcpspec did not panic, finished within sweepBound, and left
 // no process behind.
 type sweepCase struct {
@@ -175,9 +175,11 @@ const (
 	closesStdout  = `sh -c 'exec 1>&-; sleep 30'`
 )
 
-// garbageQuoted matches a failed handshake that quotes the garbage a server printed, in the
-// message or in the hint, and names the stdout rule.
-const garbageQuoted = `during the handshake(: garbage|(.|\n)*first the server wrote "garbage" to stdout)(.|\n)*stdout must carry only MCP messages`
+// garbageQuoted matches a handshake failure that quotes the garbage a stdio server printed and
+// names the stdout rule, either in the message or in the hint (introduced by hintLabel).
+func garbageQuoted(hintLabel string) string {
+	return `during the handshake(: garbage(.|\n)*stdout must carry only MCP messages|(.|\n)*` + hintLabel + ` first the server wrote "garbage" to stdout)`
+}
 
 func misbehavingServers() []misbehaving {
 	const listed = `[0-9]+ tools from mcptest` // 6, or 5 when a slow start makes era detection settle on the legacy era
@@ -198,12 +200,11 @@ func misbehavingServers() []misbehaving {
 			`no answer during the handshake within --connect-timeout 2s`, `within --connect-timeout 2s`, `during the handshake within 2s`},
 		{"exits at once", exitsAtOnce, ExitConnection, ExitConnection, ExitConnection,
 			`server exited with code 3 during the handshake`, `exited with code 3`, `exited with code 3 during the handshake`},
-		// The garbage is quoted and the stdout rule named: the usual cause is logging on stdout.
-		// The handshake fails as Malformed with the garbage in the message, or (when the
-		// garbage came before the request was sent, as happens on a loaded machine) as a
-		// Timeout with the garbage in the hint.
+		// The hint quotes the garbage: the usual cause is logging on stdout.
+		// The handshake fails on the garbage itself (Malformed, quoted in the message) or times
+		// out after it (the garbage quoted in the hint), depending on when the lines arrive.
 		{"garbage on stdout", printsGarbage, ExitConnection, ExitConnection, ExitConnection,
-			garbageQuoted, garbageQuoted, garbageQuoted},
+			garbageQuoted("Hint:"), garbageQuoted("Hint:"), garbageQuoted("hint: +")},
 		{"20 MiB line", floodsALine, ExitConnection, ExitConnection, ExitConnection,
 			`during the handshake`, `during the handshake`, `during the handshake`},
 		// The handshake deadline (2s) passes before the transport gives up waiting for the
@@ -242,9 +243,10 @@ func serverCases() []sweepCase {
 			append([]string{"test", "misbehaving.yaml"}, limits...), m.test, m.testWant,
 			map[string]string{"misbehaving.yaml": col}})
 	}
-	// A test timeout shorter than the connect timeout ends the handshake: the message names it.
-	out = append(out, sweepCase{"test/handshake ended by the test's timeout",
-		[]string{"test", "short.yaml"}, ExitConnection, `during the handshake within 2s \(what remained of the test's timeout; timeouts.connect is 10s\)`,
-		map[string]string{"short.yaml": "name: Short\nserver: testserver --slow-initialize 1h\ndefaults:\n  timeout: 2s\ntests:\n  - name: Echo\n    call: echo\n    with: {text: hi}\n"}})
+	// The handshake is bounded by timeouts.connect, not by the test's shorter timeout: the
+	// message names the limit that applied and the hint the setting.
+	out = append(out, sweepCase{"test/handshake bounded by timeouts.connect",
+		[]string{"test", "short.yaml"}, ExitConnection, `no answer from server "default" during the handshake within 2s(.|\n)*hint: .*raise timeouts.connect`,
+		map[string]string{"short.yaml": "name: Short\nserver: {transport: testserver, args: [--slow-initialize, 1h], timeouts: {connect: 2s}}\ndefaults:\n  timeout: 500ms\ntests:\n  - name: Echo\n    call: echo\n    with: {text: hi}\n"}})
 	return out
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpspec/mcpspec/baseline"
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/regfile"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/result"
@@ -451,13 +452,13 @@ func (a *app) openReporters(specs []reporterSpec) ([]*openReporter, error) {
 		if s.path != "" {
 			if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 				closeReporters(out)
-				return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot write the %s report: cannot create the directory of %s: %v", s.name, s.path, unwrapAll(err)),
+				return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot write the %s report: cannot create the directory of %s: %v", s.name, s.path, serverconn.Innermost(err)),
 					Hint: "give --reporter " + s.name + "=PATH a path whose directories can be created, e.g. " + s.name + "=out/report", Err: err}
 			}
 			f, err := os.Create(s.path)
 			if err != nil {
 				closeReporters(out)
-				return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot write the %s report to %s: %v", s.name, s.path, unwrapAll(err)),
+				return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot write the %s report to %s: %v", s.name, s.path, serverconn.Innermost(err)),
 					Hint: "check that " + s.path + " is a writable file path, or pick another in --reporter " + s.name + "=PATH", Err: err}
 			}
 			o.file, o.w = f, f

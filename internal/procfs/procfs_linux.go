@@ -78,3 +78,67 @@ func EnvValue(pid int, key string) (string, bool) {
 	}
 	return val, ok
 }
+
+// Stat reads one process's /proc/PID/stat; ok is false when it is gone.
+func Stat(pid int) (Proc, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Proc{}, false
+	}
+	return ParseStat(pid, b)
+}
+
+// Children returns the pids of pid's children, from /proc/PID/task/*/children (every thread's);
+// ok is false when the kernel does not provide those files (it needs CONFIG_PROC_CHILDREN).
+func Children(pid int) (pids []int, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(dir + "/" + task.Name() + "/children")
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil, false
+			}
+			continue // the thread ended meanwhile
+		}
+		for f := range strings.FieldsSeq(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, c)
+			}
+		}
+	}
+	return pids, true
+}
+
+// Descendants returns every process below pid (pid excluded), breadth first, found through
+// [Children]: it reads only that subtree, not all of /proc. ok is false when the kernel does not
+// provide the children files.
+func Descendants(pid int) (procs []Proc, ok bool) {
+	queue := []int{pid}
+	seen := map[int]bool{pid: true}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		kids, ok := Children(p)
+		if !ok {
+			if p == pid {
+				return nil, false
+			}
+			continue // p ended meanwhile
+		}
+		for _, c := range kids {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			if st, ok := Stat(c); ok {
+				procs = append(procs, st)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return procs, true
+}

@@ -5,7 +5,9 @@ package procfs
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestParseStat(t *testing.T) {
@@ -58,4 +60,31 @@ func TestListAndEnv(t *testing.T) {
 	if _, ok := EnvValue(cmd.Process.Pid, "PROCFS_NOPE"); ok {
 		t.Error("EnvValue found an unset variable")
 	}
+}
+
+func TestDescendants(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var procs []Proc
+	for range 500 { // until sh has started sleep
+		var ok bool
+		if procs, ok = Descendants(os.Getpid()); !ok {
+			t.Skip("the kernel has no /proc/PID/task/TID/children files")
+		}
+		if len(procs) >= 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(procs) != 2 || procs[0].PID != cmd.Process.Pid || procs[1].PPID != cmd.Process.Pid {
+		t.Errorf("Descendants = %+v, want sh (%d) then its sleep", procs, cmd.Process.Pid)
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
+		}
+	})
 }

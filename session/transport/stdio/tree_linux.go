@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/mcpspec/mcpspec/internal/procfs"
 )
@@ -40,6 +42,9 @@ type tree struct {
 	// rootStart is when the child started (0 if unknown): its descendants started later, so
 	// only their environments need reading.
 	rootStart uint64
+	// subreaper: this process is a child subreaper, so the whole tree, orphans included, is
+	// among its own descendants, and only those need scanning, not all of /proc.
+	subreaper bool
 	// exited is closed once the child was reaped: its pid no longer names it.
 	exited <-chan struct{}
 	// ours holds members seen running as our children (reparented to us, a child subreaper):
@@ -74,10 +79,12 @@ func markEnv(cmd *exec.Cmd) string {
 func newTree(p *os.Process, mark string, exited <-chan struct{}) (*tree, error) {
 	t := &tree{root: p.Pid, pgid: p.Pid, self: os.Getpid(), mark: mark, exited: exited,
 		ours: map[int]bool{}, known: map[int]uint64{}}
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/stat"); err == nil {
-		if pi, ok := procfs.ParseStat(p.Pid, b); ok {
-			t.rootStart = pi.Start
-		}
+	if pi, ok := procfs.Stat(p.Pid); ok {
+		t.rootStart = pi.Start
+	}
+	var flag int32
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&flag)), 0, 0, 0); err == nil {
+		t.subreaper = flag != 0
 	}
 	return t, nil
 }
@@ -146,12 +153,19 @@ func (t *tree) rootAlive() bool {
 
 // members returns the running processes of the tree (never this process) and the dead ones
 // this process must reap: members reparented to us (we may be a child subreaper) that died.
-// The child itself is reaped by its exec.Cmd, never here. Without /proc it finds nothing: the
-// process group is then all there is.
+// The child itself is reaped by its exec.Cmd, never here. A subreaper scans only its own
+// descendants; otherwise all of /proc is scanned. Without /proc it finds nothing: the process
+// group is then all there is.
 func (t *tree) members() (live []procfs.Proc, zombies []int) {
-	procs, err := procfs.List()
-	if err != nil {
-		return nil, nil
+	procs, ok := []procfs.Proc(nil), false
+	if t.subreaper {
+		procs, ok = procfs.Descendants(t.self)
+	}
+	if !ok {
+		var err error
+		if procs, err = procfs.List(); err != nil {
+			return nil, nil
+		}
 	}
 	children := make(map[int][]int, len(procs))
 	byPID := make(map[int]procfs.Proc, len(procs))
