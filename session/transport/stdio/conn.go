@@ -307,10 +307,10 @@ func (c *Conn) shutdown() error {
 }
 
 // waitExit waits up to d for the child to exit and reports whether it did. It gives up at once
-// when Abort is closed.
+// when Abort is closed (a nil Abort never is).
 func (c *Conn) waitExit(d time.Duration) bool {
-	if c.abort == nil || waitChan(c.exited, 0) {
-		return waitChan(c.exited, d)
+	if waitChan(c.exited, 0) {
+		return true
 	}
 	if d <= 0 || c.aborted() {
 		return false
@@ -329,9 +329,6 @@ func (c *Conn) waitExit(d time.Duration) bool {
 
 // aborted reports whether Abort was closed.
 func (c *Conn) aborted() bool {
-	if c.abort == nil {
-		return false
-	}
 	select {
 	case <-c.abort:
 		return true
