@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/rogpeppe/go-internal/diff"
 )
@@ -62,7 +63,7 @@ func (c *snapshotChecker) Check(ctx context.Context, s *Subject) *result.Failure
 		s.SnapshotsWritten = append(s.SnapshotsWritten, c.file)
 		return nil
 	}
-	want, err := os.ReadFile(c.file)
+	want, err := regfile.ReadFile(c.file) // a named pipe would block a plain read forever
 	if errors.Is(err, fs.ErrNotExist) {
 		return failure("snapshot", label(c.path, "$"), c.file, Excerpt(got, maxActual),
 			"snapshot %s does not exist; run with --update to create it", c.file)

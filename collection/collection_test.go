@@ -235,6 +235,10 @@ tests:
 		{"too many tests", "server: testserver\ntests: [{id: a, call: b}, {id: c, call: d}, {id: e, call: f}]", &LoadOptions{MaxTests: 2}, []string{"too many tests: 3 (the limit is 2)"}},
 		{"too large", "server: testserver\ntests: [{id: a, call: b}]\n# " + strings.Repeat("x", 200), &LoadOptions{MaxFileSize: 100}, []string{"larger than 100 bytes (split the tests over several files"}},
 		{"too large in MiB", "server: testserver\ntests: [{id: a, call: b}]\n# " + strings.Repeat("x", 2<<20), nil, []string{"x.yaml: collection is larger than 1 MiB"}},
+		{"maxMessageSize without unit name", "server: {command: x, maxMessageSize: 64 lots}\ntests: [{id: a, call: b}]", nil, []string{`x.yaml:1:38: server "default" maxMessageSize: "64 lots" is not a size`}},
+		{"maxMessageSize too small", "server: {command: x, maxMessageSize: 100}\ntests: [{id: a, call: b}]", nil, []string{`maxMessageSize: 100 is outside 1.0 KiB … 1.0 GiB`}},
+		{"maxMessageSize too large", "server: {command: x, maxMessageSize: 2GiB}\ntests: [{id: a, call: b}]", nil, []string{`maxMessageSize: 2GiB is outside`}},
+		{"maxMessageSize a list", "server: {command: x, maxMessageSize: [1]}\ntests: [{id: a, call: b}]", nil, []string{`maxMessageSize must be a size, got`}},
 		{"nan", "server: testserver\ntests: [{id: a, call: b, with: {x: .nan}}]", nil, []string{"not a finite number"}},
 		{"reserved block validated", "server: testserver\ntests: [{id: a, call: b}]\nload: {duration: 10s, concurent: 5}", nil, []string{`unknown key "concurent" in load (did you mean "concurrent"?)`}},
 		{"load mix unknown test", "server: testserver\ntests: [{id: a, call: b}]\nload: {mix: [{test: z}]}", nil, []string{`load.mix: unknown test "z"`}},
@@ -563,6 +567,27 @@ func TestEnvFileStandsInForEnvironment(t *testing.T) {
 	// Without the file the same collection names the missing variable.
 	_, err = Parse("e.yaml", []byte(doc), &LoadOptions{LookupEnv: env(nil)})
 	wantErrors(t, err, "environment variable API_TOKEN is not set")
+}
+
+// TestMaxMessageSize checks the forms of a server's maxMessageSize.
+func TestMaxMessageSize(t *testing.T) {
+	for doc, want := range map[string]int{
+		"64MiB":   64 << 20,
+		"512 KiB": 512 << 10,
+		"20MB":    20_000_000,
+		"4096":    4096,
+		`"8192"`:  8192,
+		"1GiB":    1 << 30,
+	} {
+		c, err := Parse("x.yaml", []byte("server: {command: x, maxMessageSize: "+doc+"}\ntests: [{id: a, call: b}]"), nil)
+		if err != nil {
+			t.Errorf("maxMessageSize: %s: %v", doc, err)
+			continue
+		}
+		if got := c.Servers["default"].MaxMessageSize; got != want {
+			t.Errorf("maxMessageSize: %s = %d, want %d", doc, got, want)
+		}
+	}
 }
 
 // TestServerSecretsRegistered: what server definitions carry of secrets is masked from load on,

@@ -62,6 +62,10 @@ type Options struct {
 	SSEResponses bool
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// AllowAnyHost turns off the HTTP server's Host check (DNS-rebinding defence), for tests
+	// that need a sloppy server: by default a request whose Host is not localhost, 127.0.0.1,
+	// [::1] or the bound host, with the bound port, is answered 403.
+	AllowAnyHost bool
 
 	// HangFirstCall leaves the first tools/call of the server unanswered until its
 	// connection or the server closes (the lazy-init deadlock).

@@ -47,11 +47,13 @@ func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target
 		return nil, err
 	}
 	so := &spec.Options{
-		Transport:  spec.Transport(f.Transport),
-		Header:     header,
-		Env:        env,
-		StderrPath: f.StderrPath,
-		Executable: a.io.Executable,
+		Transport:      spec.Transport(f.Transport),
+		Header:         header,
+		Env:            env,
+		StderrPath:     f.StderrPath,
+		Executable:     a.io.Executable,
+		MaxMessageSize: f.maxMessage,
+		Abort:          a.io.Abort,
 	}
 	for _, h := range hooks {
 		if h.spec != nil {

@@ -58,7 +58,7 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 	if err := positiveDuration(cmd, "hang-after", "grace", "max-time"); err != nil {
 		return err
 	}
-	args, err := detectorArgs("args", cmd.String("args"), a.io.Stdin)
+	args, err := detectorArgs(ctx, "args", cmd.String("args"), a.io.Stdin)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,9 @@ type serverFlags struct {
 	JSON            bool
 	HangThreshold   time.Duration
 	StderrPath      string
+	// MaxMessageSize is --max-message-size as given; validate parses it into maxMessage.
+	MaxMessageSize string
+	maxMessage     int
 }
 
 // serverFlagDefs returns the flags of a server-facing verb. --server is checked by the verb, not
@@ -48,7 +51,22 @@ func serverFlagDefs() []cli.Flag {
 		&cli.BoolFlag{Name: "json", Usage: "print JSON on stdout"},
 		&durationFlag{Name: "hang-threshold", DefaultText: "off", Usage: "turn on the hang detector: a request unanswered after `D` is a Hang, or a Deadlock if no answer comes in the grace period (2×D)"},
 		&cli.StringFlag{Name: "stderr", Usage: "save the stderr of a server started as a command to `FILE` (default: a temporary file, kept when something fails)"},
+		maxMessageSizeFlag(),
 	}
+}
+
+// maxMessageSizeFlag is --max-message-size, the largest message accepted from a server.
+func maxMessageSizeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "max-message-size", Value: "16MiB", Usage: "largest message accepted from the server, on every transport: bytes or a `SIZE` with a unit (64MiB, 512KiB)"}
+}
+
+// parseMaxMessageSize reads --max-message-size; a problem is a config error.
+func parseMaxMessageSize(s string) (int, error) {
+	n, err := collection.ParseMessageSize(s)
+	if err != nil {
+		return 0, &Error{Code: ExitConfig, Msg: "--max-message-size " + err.Error(), Hint: "e.g. --max-message-size 64MiB (between 1KiB and 1GiB)"}
+	}
+	return n, nil
 }
 
 // explainFlag is --explain, which prints what a verb does instead of doing it.
@@ -68,6 +86,7 @@ func readServerFlags(cmd *cli.Command) serverFlags {
 		JSON:            cmd.Bool("json"),
 		HangThreshold:   cmd.Duration("hang-threshold"),
 		StderrPath:      cmd.String("stderr"),
+		MaxMessageSize:  cmd.String("max-message-size"),
 	}
 }
 
@@ -92,6 +111,13 @@ func (f *serverFlags) validate(verb string) error {
 	}
 	if t := f.Transport; t != "" && !slices.Contains(spec.Transports(), spec.Transport(t)) {
 		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown --transport %q", t), Hint: "use one of: stdio, http, sse, ws, tcp"}
+	}
+	if f.MaxMessageSize != "" {
+		n, err := parseMaxMessageSize(f.MaxMessageSize)
+		if err != nil {
+			return err
+		}
+		f.maxMessage = n
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func (a *app) validate(ctx context.Context, cmd *cli.Command) error {
 	if len(paths) == 0 {
 		return &Error{Code: ExitConfig, Msg: "no collection given", Hint: "mcpspec validate examples/quickstart.yaml"}
 	}
-	vars, envFile, err := varFlags(cmd)
+	vars, envFile, err := varFlags(ctx, cmd)
 	if err != nil {
 		return err
 	}

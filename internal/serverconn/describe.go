@@ -78,6 +78,8 @@ type Terms struct {
 	// QuoteStderr makes a crash's hint quote the last lines of the child's stderr (a test
 	// report quotes it elsewhere).
 	QuoteStderr bool
+	// SizeLimit names the setting of the largest message accepted.
+	SizeLimit string
 }
 
 // CLITerms are the command line's terms, the default.
@@ -92,6 +94,7 @@ func CLITerms() Terms {
 		CallerDeadline: "the command's deadline",
 		HangThreshold:  "--hang-threshold",
 		QuoteStderr:    true,
+		SizeLimit:      "--max-message-size",
 	}
 }
 
@@ -104,6 +107,7 @@ func CollectionTerms() Terms {
 		KeepStderr:     "it is kept under .mcpspec/runs/stderr when the run is saved",
 		StartIt:        "give a command so mcpspec starts it",
 		CallerDeadline: "the test's timeout",
+		SizeLimit:      "the server's maxMessageSize (or --max-message-size)",
 	}
 }
 
@@ -276,6 +280,9 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 	case e.Category == session.Disconnected:
 		e.Msg = fmt.Sprintf("the connection to %s closed during %s", where, phase)
 		e.hint = "the server dropped the connection; check its logs"
+	case e.Category == session.Malformed && tooLong(err) != "":
+		e.Msg = fmt.Sprintf("%s sent a message over the size limit during %s: %s", subject, phase, tooLong(err))
+		e.hint = "raise " + op.o.Terms.SizeLimit + ", e.g. to 64MiB, or have the server send less at once (page large results)"
 	case e.Category == session.Malformed:
 		e.Msg = fmt.Sprintf("%s sent a malformed message during %s", subject, phase)
 		if se != nil && len(se.Frame) > 0 {
@@ -302,6 +309,16 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 		e.hint = se.Hint
 	}
 	return e
+}
+
+// tooLong describes a frame over the size limit in err's chain ("frame of N bytes exceeds the
+// 16 MiB limit"), or returns "".
+func tooLong(err error) string {
+	var fe *transport.FrameError
+	if errors.As(err, &fe) {
+		return fe.TooLong()
+	}
+	return ""
 }
 
 // stderrPath is where the first session's child writes its stderr, or "".

@@ -278,6 +278,14 @@ func TestDescribe(t *testing.T) {
 			`deadlocked: no answer within the hang threshold 1s`, `lock taken twice`},
 		{"malformed on stdio", stdio, &session.Error{Category: session.Malformed, Frame: []byte("hello\nworld")}, session.Malformed,
 			`sent a malformed message during tools/call "x": hello world$`, `stdout must carry only MCP messages`},
+		{"too large on stdio", stdio, &session.Error{Category: session.Malformed, Frame: []byte(`{"result":`),
+			Err: &transport.FrameError{Reason: "too-long", Size: 20 << 20, Limit: 16 << 20}}, session.Malformed,
+			`^the server sent a message over the size limit during tools/call "x": frame of 20971520 bytes exceeds the 16 MiB limit$`,
+			`^raise --max-message-size, e\.g\. to 64MiB`},
+		{"too large in a collection", web, &session.Error{Category: session.Malformed,
+			Err: &transport.FrameError{Reason: "too-long", Size: 2000, Limit: 1024}}, session.Malformed,
+			`^server "api" sent a message over the size limit during tools/call "x": frame of 2000 bytes exceeds the 1 KiB limit$`,
+			`^raise the server's maxMessageSize \(or --max-message-size\)`},
 		{"method not found", web, &session.Error{Category: session.ProtocolError, Code: -32601, Message: "nope"}, session.ProtocolError,
 			`^tools/call "x" failed: JSON-RPC error -32601: nope$`, `does not implement this method`},
 		{"cancelled", web, fmt.Errorf("x: %w", context.Canceled), session.Cancelled, `^interrupted during`, `^$`},
@@ -313,7 +321,9 @@ func TestReadTail(t *testing.T) {
 		{0, 100, "first line\nsecond line\nthird\n"},
 		{11, 100, "second line\nthird\n"},
 		{0, 10, "…\nthird\n"},
-		{40, 10, ""},
+		{29, 10, ""}, // nothing written since
+		// A file now shorter than offset was cut back (stdio keeps stderr bounded): its end.
+		{40, 10, "…\nthird\n"},
 	}
 	for _, tc := range tests {
 		if got := ReadTail(path, tc.offset, tc.n); got != tc.want {
