@@ -97,7 +97,7 @@ func StartServer(l net.Listener, opts *Options) (*Server, error) {
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
 	s.srv = &http.Server{
-		Handler:           s.track(mux),
+		Handler:           s.sloppyHTTP(s.track(mux)),
 		BaseContext:       func(net.Listener) context.Context { return s.ctx },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),
