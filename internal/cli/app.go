@@ -65,6 +65,7 @@ func (a *app) verbs() []*cli.Command {
 		a.callCommand(),
 		a.inspectCommand(),
 		a.testCommand(),
+		a.probeCommand(),
 		a.validateCommand(),
 		a.baselineCommand(),
 		a.compareCommand(),

@@ -16,6 +16,8 @@ type target struct {
 	flags serverFlags
 	info  spec.Info
 	op    *serverconn.Opener
+	// connOpts are the options op was built from (the probe builds openers of its own).
+	connOpts serverconn.Options
 	// conn is the session opened by open, for describing its failures.
 	conn *serverconn.Conn
 	// tempDir holds the default stderr file; removed by finish unless something failed.
@@ -63,7 +65,7 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		return nil, specError(err)
 	}
 	t.info = info
-	t.op = serverconn.New(serverconn.Options{
+	t.connOpts = serverconn.Options{
 		Info: info,
 		Dial: dial,
 		Session: session.Options{
@@ -74,7 +76,8 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 			HangThreshold:   f.HangThreshold,
 		},
 		Terms: serverconn.CLITerms(),
-	})
+	}
+	t.op = serverconn.New(t.connOpts)
 	return t, nil
 }
 
