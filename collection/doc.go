@@ -78,6 +78,7 @@
 // # Reserved blocks
 //
 // `load:`, `deadlock:`, `race:`, `fuzz:` and `probe:` are parsed and validated ([LoadSpec],
-// [DeadlockSpec], [RaceSpec], [FuzzSpec], [ProbeSpec]) so collections can carry them today;
-// `mcpspec test` ignores them.
+// [DeadlockSpec], [RaceSpec], [FuzzSpec], [ProbeSpec]) so collections can carry them today.
+// `mcpspec test` runs the `probe:` block after the collection's tests (its rows become tests
+// of kind "probe"); it ignores the others.
 package collection

@@ -233,6 +233,7 @@ func (cr *colRun) execute(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	cr.runProbe(ctx)
 	cr.tallyServers()
 	cr.rc.Duration = cr.r.opts.Now().Sub(cr.rc.StartedAt)
 	cr.ev.emit(result.Event{Kind: result.CollectionFinished, At: cr.r.opts.Now(), Run: cr.rr, Collection: cr.rc})
