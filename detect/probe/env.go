@@ -82,6 +82,9 @@ func (p *prober) openEras(ctx context.Context, rep *Report) ([]*Env, error) {
 	)
 	for _, plan := range p.plans() {
 		e, info, err := p.openEra(ctx, plan)
+		if err != nil {
+			info.Reason = "cannot connect: " + err.Error()
+		}
 		rep.Eras = append(rep.Eras, info)
 		if err != nil {
 			if connErr == nil {

@@ -78,3 +78,13 @@ func describeFailures(rep *Report, strict bool) string {
 	}
 	return b.String()
 }
+
+// byKey finds the result of key (id@era, or id for a row about the transport alone).
+func byKey(rep *Report, k string) (Result, bool) {
+	for _, r := range rep.Results {
+		if key(r) == k {
+			return r, true
+		}
+	}
+	return Result{}, false
+}

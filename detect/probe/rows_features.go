@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -210,7 +211,7 @@ func toolsList(ctx context.Context, e *Env) Outcome {
 		case len(notes) > 0:
 			return Outcome{Warn, strings.Join(notes, "; ") + " (optional in the schema, but a model chooses tools by it)"}
 		}
-		return Outcome{Pass, fmt.Sprintf("%d tools", len(items))}
+		return Outcome{Pass, textfmt.Plural(len(items), "tool")}
 	})
 }
 
@@ -252,7 +253,7 @@ func resourcesList(ctx context.Context, e *Env) Outcome {
 		if len(faults) > 0 {
 			return Outcome{Fail, strings.Join(faults, "; ")}
 		}
-		return Outcome{Pass, fmt.Sprintf("%d resources", len(items))}
+		return Outcome{Pass, textfmt.Plural(len(items), "resource")}
 	})
 }
 
@@ -295,7 +296,7 @@ func promptsList(ctx context.Context, e *Env) Outcome {
 		case len(notes) > 0:
 			return Outcome{Warn, strings.Join(notes, "; ") + " (optional in the schema, but clients show it)"}
 		}
-		return Outcome{Pass, fmt.Sprintf("%d prompts", len(items))}
+		return Outcome{Pass, textfmt.Plural(len(items), "prompt")}
 	})
 }
 
@@ -336,7 +337,7 @@ func complete(ctx context.Context, e *Env) Outcome {
 		if err := json.Unmarshal(a.result, &r); err != nil || r.Completion == nil || r.Completion.Values == nil {
 			return Outcome{Fail, "the result has no completion.values array of strings: " + excerptN(a.result, 160)}
 		}
-		return Outcome{Pass, fmt.Sprintf("%d values for %s argument %q", len(r.Completion.Values), ref, arg)}
+		return Outcome{Pass, fmt.Sprintf("%s for %s argument %q", textfmt.Plural(len(r.Completion.Values), "value"), ref, arg)}
 	})
 }
 
@@ -408,7 +409,7 @@ func walk(ctx context.Context, e *Env) Outcome {
 		if err != "" {
 			return Outcome{Fail, err}
 		}
-		done = append(done, fmt.Sprintf("%s: %d items in %d pages", f.method, len(items), pages))
+		done = append(done, fmt.Sprintf("%s: %s in %s", f.method, textfmt.Plural(len(items), "item"), textfmt.Plural(pages, "page")))
 	}
 	if len(done) == 0 {
 		return Outcome{NotApplicable, "the server declares none of tools, resources and prompts"}

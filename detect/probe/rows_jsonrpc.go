@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
@@ -89,7 +90,7 @@ func (e *Env) rawExchange(ctx context.Context, frame []byte, d time.Duration, id
 func parseError(ctx context.Context, e *Env) Outcome {
 	frame := []byte(`{"jsonrpc": "2.0", "id": "mcpspec-probe-parse", "method": "ping", "params": {`)
 	ra := e.rawExchange(ctx, frame, quiet, "null", probeID("parse"))
-	return e.afterward(ctx, judgeBadFrame(ra, -32700, "parse error"))
+	return e.afterward(ctx, judgeBadFrame(ra, -32700, "a parse error"))
 }
 
 // invalidRequest sends a well-formed JSON object that is not a valid request.
@@ -98,7 +99,7 @@ func invalidRequest(ctx context.Context, e *Env) Outcome {
 	frame := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":42}`)
 	// An invalid request may be answered with its id or, when the id could not be read, null.
 	ra := e.rawExchange(ctx, frame, quiet, id, "null")
-	return e.afterward(ctx, judgeBadFrame(ra, -32600, "invalid request"))
+	return e.afterward(ctx, judgeBadFrame(ra, -32600, "an invalid request"))
 }
 
 // judgeBadFrame grades the answer to a frame the server must reject with code want.
@@ -111,29 +112,29 @@ func judgeBadFrame(ra rawAnswer, want int, what string) Outcome {
 		switch {
 		case ra.http.status >= 400 && ra.http.status < 500:
 			if isErr && code != want {
-				return Outcome{Warn, fmt.Sprintf("HTTP %d with error %d; JSON-RPC's code for a %s is %d", ra.http.status, code, what, want)}
+				return Outcome{Warn, fmt.Sprintf("HTTP %d with error %d; JSON-RPC's code for %s is %d", ra.http.status, code, what, want)}
 			}
 			return Outcome{Pass, ra.http.describe()}
 		case ra.http.status >= 500:
-			return Outcome{Warn, ra.http.describe() + fmt.Sprintf("; a %s is the client's fault (400, error %d)", what, want)}
+			return Outcome{Warn, ra.http.describe() + fmt.Sprintf("; %s is the client's fault (400, error %d)", what, want)}
 		case isErr && code == want:
 			return Outcome{Pass, ra.http.describe()}
 		case isErr:
-			return Outcome{Warn, fmt.Sprintf("%s; JSON-RPC's code for a %s is %d", ra.http.describe(), what, want)}
+			return Outcome{Warn, fmt.Sprintf("%s; JSON-RPC's code for %s is %d", ra.http.describe(), what, want)}
 		}
-		return Outcome{Fail, ra.http.describe() + fmt.Sprintf("; a %s must be rejected (400, error %d)", what, want)}
+		return Outcome{Fail, ra.http.describe() + fmt.Sprintf("; %s must be rejected (400, error %d)", what, want)}
 	}
 	if !ra.found {
-		return Outcome{Warn, fmt.Sprintf("no answer; JSON-RPC 2.0 answers a %s with error %d", what, want)}
+		return Outcome{Warn, fmt.Sprintf("no answer; JSON-RPC 2.0 answers %s with error %d", what, want)}
 	}
 	code, msg, isErr := rpcErrorOf(ra.frame.Data)
 	switch {
 	case isErr && code == want:
 		return Outcome{Pass, fmt.Sprintf("error %d (%s)", code, msg)}
 	case isErr:
-		return Outcome{Warn, fmt.Sprintf("error %d (%s); JSON-RPC's code for a %s is %d", code, msg, what, want)}
+		return Outcome{Warn, fmt.Sprintf("error %d (%s); JSON-RPC's code for %s is %d", code, msg, what, want)}
 	}
-	return Outcome{Fail, fmt.Sprintf("answered with a result; a %s must get error %d", what, want)}
+	return Outcome{Fail, fmt.Sprintf("answered with a result; %s must get error %d", what, want)}
 }
 
 // methodNotFound calls a method no server has.
@@ -225,7 +226,7 @@ func notificationUnanswered(ctx context.Context, e *Env) Outcome {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	return Outcome{Pass, fmt.Sprintf("no answer to %d notifications", len(sent))}
+	return Outcome{Pass, "no answer to " + textfmt.Plural(len(sent), "notification")}
 }
 
 // statusOf is the HTTP status inside a send error, 0 when there is none.

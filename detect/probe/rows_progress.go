@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
@@ -249,7 +250,7 @@ func progress(ctx context.Context, e *Env) Outcome {
 		}
 		prev = *v.Progress
 	}
-	return Outcome{Pass, fmt.Sprintf("%d progress notifications for token %s, increasing to %v", len(values), token, prev)}
+	return Outcome{Pass, fmt.Sprintf("%s for token %s, increasing to %v", textfmt.Plural(len(values), "progress notification"), token, prev)}
 }
 
 // cancellation starts the slow call, cancels it once it runs, and watches for its answer. The

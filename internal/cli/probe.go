@@ -83,7 +83,7 @@ func (a *app) probe(ctx context.Context, cmd *cli.Command) error {
 		}
 		return err
 	}
-	if rep != nil {
+	if rep != nil && len(rep.Results) > 0 {
 		if werr := rep.WriteText(a.io.Stdout, &probe.TextOptions{Verbose: cmd.Bool("verbose")}); err == nil {
 			err = werr
 		}
