@@ -146,8 +146,7 @@ func (p *prober) openEras(ctx context.Context, rep *Report) ([]*Env, error) {
 func (p *prober) openEra(ctx context.Context, plan eraPlan) (*Env, EraInfo, error) {
 	info := EraInfo{Era: plan.era, Version: plan.version}
 	e := &Env{p: p, Version: plan.version, log: &eraLog{}, Target: Target{Era: plan.era}}
-	e.op = p.opener(plan.version)
-	p.hub.setLog(e.log)
+	e.op = p.opener(plan.version, e.log)
 	frames, stop := p.hub.watch(func(transport.Frame) bool { return true })
 	conn, err := e.op.Open(ctx)
 	stop()
@@ -193,8 +192,9 @@ func refused(err error) bool {
 	return se.Category == session.ProtocolError
 }
 
-// opener returns a serverconn opener pinned at version whose sessions report to the hub.
-func (p *prober) opener(version string) *serverconn.Opener {
+// opener returns a serverconn opener pinned at version whose sessions report to the hub, and
+// log what they receive in the era log l.
+func (p *prober) opener(version string, l *eraLog) *serverconn.Opener {
 	so := p.o.Server
 	so.Session.ProtocolVersion = version
 	if name := so.StderrFile; name != nil {
@@ -203,6 +203,9 @@ func (p *prober) opener(version string) *serverconn.Opener {
 	}
 	nextFrame := so.Session.OnFrame
 	so.Session.OnFrame = func(dir session.Direction, f transport.Frame) {
+		if dir == session.Received {
+			l.received(f)
+		}
 		p.hub.onFrame(dir, f)
 		if nextFrame != nil {
 			nextFrame(dir, f)

@@ -25,18 +25,16 @@ const (
 	dirNote     = "note"
 )
 
-// hub sees every frame of every session the probe opens (through session.Options.OnFrame) and
-// every finding. It hands them to the running row's recorder, to the watchers of a row that
-// waits for a frame the session cannot route, and to the era log. Its methods are safe for
-// concurrent use; the frame callbacks never block.
+// hub sees every frame of every session the probe opens (through session.Options.OnFrame). It
+// hands them to the running row's recorder and to the watchers of a row that waits for a frame
+// the session cannot route. (Each session logs what it receives in its own era's log.) Its
+// methods are safe for concurrent use; the frame callbacks never block.
 type hub struct {
 	mu sync.Mutex // guards the fields below
 	// rec is the running row's evidence, nil between rows.
 	rec *recorder
 	// watchers wait for received frames that match their predicate.
 	watchers []*watcher
-	// log is the era being probed.
-	log *eraLog
 }
 
 func newHub() *hub { return &hub{} }
@@ -86,13 +84,6 @@ func (h *hub) note(dir, text string) {
 	}
 }
 
-// setLog makes l the era log.
-func (h *hub) setLog(l *eraLog) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.log = l
-}
-
 // onFrame is every session's Options.OnFrame.
 func (h *hub) onFrame(dir session.Direction, f transport.Frame) {
 	h.mu.Lock()
@@ -105,9 +96,6 @@ func (h *hub) onFrame(dir session.Direction, f transport.Frame) {
 	}
 	if h.rec != nil {
 		h.rec.add(dirReceived, frameText(f))
-	}
-	if h.log != nil {
-		h.log.received(f)
 	}
 	for _, w := range h.watchers {
 		if w.match(f) {

@@ -245,7 +245,6 @@ func Run(ctx context.Context, o *Options) (*Report, error) {
 	}
 	ranOnce := map[string]bool{}
 	for _, e := range envs {
-		p.hub.setLog(e.log)
 		for _, row := range rows {
 			if ctx.Err() != nil {
 				break

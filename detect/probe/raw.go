@@ -209,9 +209,9 @@ func (e *Env) pingMethod() string {
 	return "ping"
 }
 
-// alive checks that the server still answers a request within 5s (any JSON-RPC answer
+// alive checks that the server still answers a request within 10s (any JSON-RPC answer
 // counts); it returns why not, or "".
-func (e *Env) alive(ctx context.Context) string { return e.aliveWithin(ctx, 5*time.Second) }
+func (e *Env) alive(ctx context.Context) string { return e.aliveWithin(ctx, 10*time.Second) }
 
 // aliveWithin is alive with another wait.
 func (e *Env) aliveWithin(ctx context.Context, d time.Duration) string {

@@ -215,7 +215,7 @@ func notificationUnanswered(ctx context.Context, e *Env) Outcome {
 			return Outcome{Fail, "sending " + m + ": " + err.Error()}
 		}
 	}
-	if a := e.call(ctx, e.pingMethod(), e.params(""), 5*time.Second); a.dead() {
+	if a := e.call(ctx, e.pingMethod(), e.params(""), 10*time.Second); a.dead() {
 		return Outcome{Fail, "after the notifications: " + a.describe()}
 	}
 	t := time.NewTimer(settle)

@@ -118,7 +118,7 @@ func initResult(f transport.Frame) ([]byte, bool) {
 
 // negotiate opens a session offering version offer and judges the version the server chose.
 func negotiate(ctx context.Context, e *Env, offer string) Outcome {
-	op := e.p.opener(offer)
+	op := e.p.opener(offer, e.log)
 	var chosen string
 	frames, stop := e.p.hub.watch(func(f transport.Frame) bool { _, ok := initResult(f); return ok })
 	c, err := op.Open(ctx)
