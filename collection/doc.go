@@ -40,7 +40,7 @@
 // tests with id, tags, timeout, retries, `type: tool` + `tool` + `input`, typed `assertions:`
 // ({type: exists, path: $.name}) and `extract: [{name, path}]`. Both forms mix freely.
 //
-// Beyond seed 004: `servers:` (named servers; a test picks one with `server: name`), `defaults:`
+// Beyond a single server: `servers:` (named servers; a test picks one with `server: name`), `defaults:`
 // (timeout, retries, server, tags), `variables:` (default variables), `dependsOn: [id…]`,
 // `skip: true|reason`, `expectError: {code, message}`, and steps other than tools/call:
 //

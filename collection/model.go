@@ -63,6 +63,8 @@ type Collection struct {
 	Race     *RaceSpec
 	Fuzz     *FuzzSpec
 	Probe    *ProbeSpec
+	// Audit is run by `mcpspec test` after the tests (see [AuditSpec]).
+	Audit *AuditSpec
 
 	// Masker masks every secret known at load; the runner adds extracted secrets to it.
 	Masker *Masker

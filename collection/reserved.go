@@ -4,7 +4,7 @@ import "time"
 
 // The blocks below are reserved for the load, deadlock, race, fuzz and probe verbs. They are
 // parsed and validated with the collection so files written today keep working when those verbs
-// land; `mcpspec test` ignores them. Field names follow seed 000 §7/§14.2 in camelCase.
+// land; `mcpspec test` ignores them. Field names are camelCase.
 
 // LoadSpec is the `load:` block: the collection's tests (or explicit tool calls) as a weighted
 // workload.

@@ -39,6 +39,20 @@ func (d *decoder) validate(c *Collection, base *Vars, lookupEnv func(string) (st
 		ids[t.ID] = t
 	}
 	allIDs := slices.Sorted(maps.Keys(ids))
+	// Two tests of one name are told apart only by their ids; a derived id ("name-2") moves
+	// when tests are reordered, so baselines and reports would mix them up.
+	byName := map[string]*Test{}
+	for _, t := range c.Tests {
+		if t.Name == "" {
+			continue
+		}
+		if prev, dup := byName[t.Name]; dup && !(t.idGiven && prev.idGiven) {
+			d.errs = append(d.errs, &Error{Pos: t.Pos, Hint: "give each test a distinct name, or both an explicit id",
+				Msg: fmt.Sprintf("duplicate test name %q (first at line %d)", t.Name, prev.Pos.Line)})
+			continue
+		}
+		byName[t.Name] = t
+	}
 
 	callTimeouts := map[string]time.Duration{}
 	for name, s := range c.Servers {

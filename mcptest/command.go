@@ -12,7 +12,7 @@ import (
 	"sync"
 )
 
-// Exit codes of [RunCommand], matching mcpspec's (DESIGN.md).
+// Exit codes of [RunCommand], matching mcpspec's (see the README's exit codes).
 const (
 	ExitOK      = 0 // served until stdin closed or ctx ended
 	ExitCrashed = 1 // a simulated crash ended the server
@@ -55,6 +55,8 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.BoolVar(&o.Divergent, "divergent", false, "give concurrent identical tools/calls different answers")
 	fs.BoolVar(&o.WrongID, "wrong-id", false, "answer tools/call with an id off by 1000")
 	fs.BoolVar(&o.BothResultAndError, "both-result-and-error", false, "answer tools/call with both result and error")
+	fs.BoolVar(&o.DuplicateAnswers, "duplicate-answers", false, "send every tools/call response twice")
+	fs.BoolVar(&o.StrayAnswer, "stray-answer", false, "send a response to an id never issued before every tools/call response")
 	fs.IntVar(&o.PageSize, "page-size", 0, "page tools/resources/prompts lists by N entries")
 	fs.BoolVar(&o.SSEResponses, "sse-responses", false, "answer Streamable HTTP requests as text/event-stream (legacy sessions: resumable with GET + Last-Event-ID)")
 	fs.BoolVar(&o.ParamHeaders, "param-headers", false, "add the tool route, whose x-mcp-header arguments a stateless Streamable HTTP tools/call must mirror in Mcp-Param-* headers (else 400, -32020)")

@@ -194,7 +194,8 @@ func (f *faultHandler) diverge(resp *response) {
 	}
 }
 
-// corrupt applies WrongID, BothResultAndError and MalformedEvery, in that order.
+// corrupt applies WrongID, BothResultAndError, StrayAnswer, DuplicateAnswers and
+// MalformedEvery, in that order.
 func (f *faultHandler) corrupt(resp *response) *response {
 	o := &f.b.opts
 	if o.WrongID {
@@ -216,6 +217,13 @@ func (f *faultHandler) corrupt(resp *response) *response {
 		if b, err := json.Marshal(w); err == nil {
 			resp.raw = b
 		}
+	}
+	if o.StrayAnswer {
+		stray := &response{ID: strayID(resp.ID), Result: &toolResult{Content: []content{{Type: "text", Text: "an answer to a request never made"}}}}
+		resp.before = append(resp.before, stray.encode())
+	}
+	if o.DuplicateAnswers {
+		resp.after = append(resp.after, resp.encode())
 	}
 	if o.MalformedEvery > 0 {
 		fs := &f.b.faults
@@ -242,6 +250,20 @@ func truncateFrame(enc []byte, id json.RawMessage) []byte {
 		return enc[:len(enc)-1]
 	}
 	return enc[:prefix+(len(enc)-prefix)/2]
+}
+
+// strayID returns an id the client did not issue: an integer plus 1,000,000, a string with
+// "+stray" appended.
+func strayID(id json.RawMessage) json.RawMessage {
+	if n, err := strconv.ParseInt(string(id), 10, 64); err == nil {
+		return json.RawMessage(strconv.FormatInt(n+1_000_000, 10))
+	}
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		b, _ := json.Marshal(s + "+stray")
+		return b
+	}
+	return json.RawMessage("1000000")
 }
 
 // shiftID returns id off by 1000: an integer plus 1000, a string with "+1000" appended.

@@ -230,3 +230,33 @@ func TestBothResultAndError(t *testing.T) {
 		t.Errorf("frame %s, want both result and error", m.raw)
 	}
 }
+
+func TestDuplicateAnswers(t *testing.T) {
+	_, c := startTCP(t, &mcptest.Options{DuplicateAnswers: true})
+	c.initialize()
+	c.send(7, "tools/call", echoCall("x"))
+	first, second := c.recv(), c.recv()
+	if string(first.ID) != "7" || string(second.raw) != string(first.raw) {
+		t.Errorf("frames %s then %s, want the answer to 7 twice", first.raw, second.raw)
+	}
+	// Only tools/call is answered twice.
+	c.send(8, "tools/list", nil)
+	if m := c.recv(); string(m.ID) != "8" {
+		t.Fatalf("tools/list answered %s", m.raw)
+	}
+	c.expectSilence(100 * time.Millisecond)
+}
+
+func TestStrayAnswer(t *testing.T) {
+	_, c := startTCP(t, &mcptest.Options{StrayAnswer: true})
+	c.initialize()
+	for _, tt := range []struct {
+		id         any
+		stray, id2 string
+	}{{7, "1000007", "7"}, {"abc", `"abc+stray"`, `"abc"`}} {
+		c.send(tt.id, "tools/call", echoCall("x"))
+		if stray, real := c.recv(), c.recv(); string(stray.ID) != tt.stray || string(real.ID) != tt.id2 {
+			t.Errorf("id %v: frames %s then %s, want a stray %s first", tt.id, stray.raw, real.raw, tt.stray)
+		}
+	}
+}

@@ -102,6 +102,13 @@ type Options struct {
 	DropSSEAfter int
 	// BothResultAndError answers tools/call with a frame holding both "result" and "error".
 	BothResultAndError bool
+	// DuplicateAnswers sends every tools/call response twice, the copy right after the
+	// original: a client must report the second as a response to a request no longer pending.
+	DuplicateAnswers bool
+	// StrayAnswer sends, before each tools/call response, a response to an id the client never
+	// issued (the request's id plus 1,000,000, or its string id with "+stray"). Over
+	// Streamable HTTP these extra frames make the answer an event stream.
+	StrayAnswer bool
 	// ParamHeaders adds the tool route, whose region, priority, urgent and target.shard
 	// arguments are annotated with x-mcp-header (SEP-2243): over Streamable HTTP in the
 	// stateless era a tools/call of it must mirror them in Mcp-Param-Region, -Priority, -Urgent

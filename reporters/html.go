@@ -57,6 +57,8 @@ type htmlCollection struct {
 	Counts                     result.Counts
 	Servers                    []string
 	Tests                      []htmlTest
+	// Findings are what servers sent after the last test on their session.
+	Findings []result.Finding
 }
 
 type htmlTest struct {
@@ -68,6 +70,7 @@ type htmlTest struct {
 	AttemptRows                                                  []htmlAttempt
 	Request, Response, Stderr                                    string
 	Extracted                                                    [][2]string
+	Findings                                                     []result.Finding
 	// Open renders the <details> expanded (the failures section).
 	Open bool
 }
@@ -147,7 +150,8 @@ func (h *HTML) data(run *result.Run) htmlData {
 		if c == nil {
 			continue
 		}
-		hc := htmlCollection{Name: c.Name, File: c.File, Counts: c.Counts(), Duration: textfmt.Duration(c.Duration)}
+		hc := htmlCollection{Name: c.Name, File: c.File, Counts: c.Counts(), Duration: textfmt.Duration(c.Duration),
+			Findings: excerptFindings(c.Findings)}
 		hc.Rate = fmtRate(hc.Counts)
 		for _, s := range c.Servers {
 			v := s.Name + " · " + s.Transport + " " + s.Target
@@ -226,7 +230,17 @@ func (h *HTML) test(it item) htmlTest {
 	for _, k := range slices.Sorted(maps.Keys(t.Extracted)) {
 		ht.Extracted = append(ht.Extracted, [2]string{k, t.Extracted[k]})
 	}
+	ht.Findings = excerptFindings(t.Findings)
 	return ht
+}
+
+// excerptFindings returns fs with their frames cut for display.
+func excerptFindings(fs []result.Finding) []result.Finding {
+	out := slices.Clone(fs)
+	for i := range out {
+		out[i].Frame = excerpt(out[i].Frame, 200)
+	}
+	return out
 }
 
 // chart lays out the latency bars in a 800-unit-wide viewBox.

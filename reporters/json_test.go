@@ -42,7 +42,7 @@ func resultsSchema(t *testing.T) (*jsonschema.Schema, map[string]any) {
 
 func TestJSONValidatesAgainstSchema(t *testing.T) {
 	sch, _ := resultsSchema(t)
-	for name, run := range map[string]*result.Run{"sample": sampleRun(), "interrupted": interruptedRun(), "empty": emptyRun(), "zero": {}} {
+	for name, run := range map[string]*result.Run{"sample": sampleRun(), "interrupted": interruptedRun(), "empty": emptyRun(), "zero": {}, "findings": findingsRun()} {
 		t.Run(name, func(t *testing.T) {
 			out := render(t, "json", nil, run, false)
 			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))

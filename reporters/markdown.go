@@ -57,7 +57,7 @@ func (m *Markdown) Report(w io.Writer, run *result.Run) error {
 		fmt.Fprintf(&fails, "> [!NOTE]\n> %s not shown here: this comment is kept under %d bytes. The JSON or HTML report has every failure.\n\n",
 			textfmt.Plural(len(ps)-shown, "more failure"), m.opts.MarkdownLimit)
 	}
-	out := head + fails.String() + lat
+	out := head + fails.String() + m.findings(run, budget-fails.Len()) + lat
 	if len(out) > m.opts.MarkdownLimit {
 		note := "\n\n… report truncated to fit the comment size limit.\n"
 		cut := m.opts.MarkdownLimit - len(note)
@@ -206,11 +206,43 @@ func (m *Markdown) failure(it item) string {
 	if t.Response != "" {
 		fmt.Fprintf(&b, "\n**Response**\n\n%s", mdFence(excerpt(t.Response, lim)))
 	}
+	for _, f := range t.Findings {
+		fmt.Fprintf(&b, "- **Finding:** %s\n", mdFinding(f))
+	}
 	if t.Stderr != "" {
 		fmt.Fprintf(&b, "\n**Server stderr**\n\n%s", mdFence(excerpt(t.Stderr, lim)))
 	}
 	b.WriteString("\n</details>\n\n")
 	return b.String()
+}
+
+// findings is the section of findings the failure blocks do not show, cut to budget bytes.
+func (m *Markdown) findings(run *result.Run, budget int) string {
+	ss := strays(run)
+	if len(ss) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Findings (%d)\n\n", len(ss))
+	for i, s := range ss {
+		line := fmt.Sprintf("- %s: %s\n", mdText(oneLine(strayWhere(s))), mdFinding(s.F))
+		if b.Len()+len(line) > budget {
+			fmt.Fprintf(&b, "- … %s more (the JSON or HTML report has them all)\n", textfmt.Plural(len(ss)-i, "finding"))
+			break
+		}
+		b.WriteString(line)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// mdFinding renders a finding: its category, message and frame.
+func mdFinding(f result.Finding) string {
+	s := mdCode(f.Category) + " — " + mdText(f.Message)
+	if f.Frame != "" {
+		s += " " + mdCode(excerpt(f.Frame, 200))
+	}
+	return s
 }
 
 // latency is the latency section: run percentiles and the slowest tests.

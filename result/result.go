@@ -55,6 +55,9 @@ type Collection struct {
 	Tests     []*Test       `json:"tests"`
 	// Tools is the tools/list snapshot per server name, for baseline schema diffs.
 	Tools map[string][]Tool `json:"tools,omitempty"`
+	// Findings are what servers sent after the last test on their session ended that answered
+	// no request (see [Finding]); those sent during a test are in its [Test.Findings].
+	Findings []Finding `json:"findings,omitempty"`
 }
 
 // Server describes one connected server.
@@ -104,6 +107,22 @@ type Test struct {
 	Stderr string `json:"stderr,omitempty"`
 	// Extracted are the variables this test extracted (secrets masked).
 	Extracted map[string]string `json:"extracted,omitempty"`
+	// Findings are what the server sent while this test held its session (or, sent between
+	// tests, before this one took it) that answered no request: a response to an id never
+	// issued, a second answer to one, a malformed frame nobody waited for.
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Finding is a message from a server that answered no request — a response with an id never
+// issued or no longer pending (a duplicate answer), a malformed frame — classified by the
+// session's fault taxonomy. Every report shows it; `mcpspec test --strict` fails its test.
+type Finding struct {
+	// Server is the collection's name of the server that sent it.
+	Server   string `json:"server,omitempty"`
+	Category string `json:"category"`
+	Message  string `json:"message"`
+	// Frame is an excerpt of what the server sent (secrets masked).
+	Frame string `json:"frame,omitempty"`
 }
 
 // Attempt is one try of a test.
@@ -176,6 +195,23 @@ func (c *Collection) Counts() Counts {
 			n.Errored++
 		case Skipped:
 			n.Skipped++
+		}
+	}
+	return n
+}
+
+// Findings counts the findings of every test and collection (nil ones skipped).
+func (r *Run) Findings() int {
+	n := 0
+	for _, col := range r.Collections {
+		if col == nil {
+			continue
+		}
+		n += len(col.Findings)
+		for _, t := range col.Tests {
+			if t != nil {
+				n += len(t.Findings)
+			}
 		}
 	}
 	return n

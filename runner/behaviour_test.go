@@ -486,3 +486,44 @@ tests:
 		t.Errorf("hint = %q, want one about the URL, not stdout", e.Hint)
 	}
 }
+
+// TestTestTimeoutStartsAtTheFirstRequest: starting the server and the handshake are bounded by
+// timeouts.connect, not by a test's timeout, so a short test timeout passes against a server
+// slower to start than it (one test at a time and in parallel, where later tests wait for the
+// first session).
+func TestTestTimeoutStartsAtTheFirstRequest(t *testing.T) {
+	srv := tcpServer(t, &mcptest.Options{SlowInitialize: 400 * time.Millisecond})
+	col := parse(t, `
+name: Slow start
+server: {url: tcp://ADDR, timeouts: {connect: 10s}}
+defaults: {timeout: 150ms}
+tests:
+  - {id: a, call: echo, with: {text: a}}
+  - {id: b, call: echo, with: {text: b}}
+`, nil, "ADDR", srv.Addr)
+	for _, parallel := range []int{1, 2} {
+		run, err := runCols(t, &runner.Options{Parallel: parallel}, col)
+		if err != nil {
+			t.Fatalf("parallel %d: %v", parallel, err)
+		}
+		want := map[string]result.Status{"a": result.Passed, "b": result.Passed}
+		if d := cmp.Diff(want, statuses(run)); d != "" {
+			t.Errorf("parallel %d: statuses (-want +got):\n%s\na: %+v", parallel, d, find(t, run, "a").Error)
+		}
+	}
+}
+
+// TestFallbackRecordedAsSSE: an http URL that only answers the legacy HTTP+SSE transport is
+// recorded as transport sse, the one the session settled on.
+func TestFallbackRecordedAsSSE(t *testing.T) {
+	srv := mcptest.NewServer(nil)
+	t.Cleanup(srv.Close)
+	col := parse(t, "name: F\nserver: URL\ntests:\n  - {id: a, call: echo, with: {text: a}}\n", nil, "URL", srv.SSEURL)
+	run, err := runCols(t, nil, col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Collections[0].Servers; len(got) != 1 || got[0].Transport != "sse" {
+		t.Errorf("servers = %+v, want one recorded as sse", got)
+	}
+}

@@ -17,6 +17,7 @@ import (
 // attempt is one try of a test, with what the final result needs from it.
 type attempt struct {
 	res      result.Attempt
+	findings []result.Finding // what the server sent during the attempt that answered no request
 	request  string
 	response string
 	stderr   string
@@ -43,6 +44,11 @@ func (cr *colRun) runTest(ctx context.Context, t *collection.Test, rt *result.Te
 			}
 		}
 		last = cr.attempt(ctx, t)
+		rt.Findings = append(rt.Findings, last.findings...)
+		if cr.r.opts.Strict && len(last.findings) > 0 && last.res.Status != result.Errored {
+			last.res.Status = result.Failed
+			last.res.Failures = append(last.res.Failures, strictFailure(last.findings))
+		}
 		rt.Attempts = append(rt.Attempts, last.res)
 		if last.res.Status == result.Passed || last.noRetry || ctx.Err() != nil {
 			break
@@ -95,15 +101,16 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		a.res.Status, a.res.Error = result.Errored, e
 		return a
 	}
-	actx, cancel := context.WithTimeout(ctx, t.Timeout)
-	defer cancel()
-
 	p := cr.pools[t.Server]
 	if p == nil {
 		a.noRetry = true
 		return errored(&result.Error{Message: fmt.Sprintf("the collection has no server %q", t.Server)})
 	}
-	c, cerr := p.acquire(actx)
+	// Starting the server and the handshake are bounded by the server's connect timeout, not
+	// by the test's: the test's timeout starts with its first request.
+	c, cerr := p.acquire(ctx)
+	actx, cancel := context.WithTimeout(ctx, t.Timeout)
+	defer cancel()
 	if cerr != nil {
 		a.noRetry = true
 		if ctx.Err() != nil {
@@ -124,7 +131,13 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 	callTimeout := orDefault(p.def.Timeouts.Call, cr.r.opts.CallTimeout)
 	o := send(actx, c.Session, t.Step, cr.vars, callTimeout)
 	cat := session.CategoryOf(o.err)
-	p.release(c, cat == session.Crash || cat == session.Disconnected)
+	// The session is given back once the attempt is judged: what its server sent meanwhile
+	// (a duplicate answer right after the real one) is this attempt's. The scheduler never runs
+	// more tests than a server has sessions, so no test waits for it.
+	defer func() {
+		a.findings = cr.findings.take(c, t.Server, answered(o.err))
+		p.release(c, cat == session.Crash || cat == session.Disconnected)
+	}()
 
 	mask := cr.mask
 	if o.request != nil {

@@ -44,6 +44,10 @@ type Options struct {
 	Backoff Backoff
 	// UpdateSnapshots makes snapshot assertions (re)write their golden files (--update).
 	UpdateSnapshots bool
+	// Strict fails an attempt during which its server sent something that answered no request
+	// (a [result.Finding]: a response to an id never issued, a duplicate answer, an unclaimed
+	// malformed frame). Without it the findings are reported and the test keeps its verdict.
+	Strict bool
 
 	// CallTimeout and ConnectTimeout are the defaults for servers whose collection sets no
 	// timeouts.call / timeouts.connect (--timeout, --connect-timeout). Zero means the
@@ -86,7 +90,7 @@ type Backoff struct {
 	Max        time.Duration
 }
 
-// Default retry backoff (seed 004: 1s, ×2, up to 30s).
+// Default retry backoff: 1s, ×2, up to 30s.
 const (
 	DefaultBackoffInitial    = time.Second
 	DefaultBackoffMultiplier = 2.0

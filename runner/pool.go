@@ -167,9 +167,13 @@ func (p *pool) record(ctx context.Context, c *conn) {
 	srv := p.srv
 	target, _ := ServerSpec(srv)
 	info := c.ServerInfo()
+	tr := srv.Transport
+	if tr == collection.TransportHTTP && c.Transport == spec.SSE {
+		tr = collection.TransportSSE // the legacy HTTP+SSE fallback
+	}
 	rs := result.Server{
 		Name:            p.name,
-		Transport:       srv.Transport,
+		Transport:       tr,
 		Target:          p.mask(target),
 		ProtocolVersion: c.ProtocolVersion(),
 		ServerName:      p.mask(info.Name),

@@ -19,11 +19,7 @@ const probeKind = "probe"
 // test of kind "probe" — passed, failed (a failed row, or a warning in a strict block) or
 // skipped (n/a) — with the row's finding and evidence. A server that cannot be probed makes
 // one errored test.
-func (cr *colRun) runProbe(ctx context.Context) {
-	spec := cr.col.Probe
-	if spec == nil || ctx.Err() != nil || cr.st.bail() != "" {
-		return
-	}
+func (cr *colRun) runProbe(ctx context.Context, spec *collection.ProbeSpec) {
 	name := spec.Server
 	if name == "" {
 		name = cr.col.DefaultServer
@@ -101,20 +97,13 @@ func (cr *colRun) probeRow(server string, spec *collection.ProbeSpec, r probe.Re
 		att.Status, att.Failures = rt.Status, rt.Failures
 		rt.Attempts = []result.Attempt{att}
 	}
-	cr.addProbeTest(rt)
+	cr.addTests(rt)
 }
 
 // probeError records a probe block that could not run as one errored test.
 func (cr *colRun) probeError(server string, e *result.Error) {
-	cr.addProbeTest(&result.Test{ID: "probe", Name: "probe", Server: server, Kind: probeKind, Status: result.Errored,
+	cr.addTests(&result.Test{ID: "probe", Name: "probe", Server: server, Kind: probeKind, Status: result.Errored,
 		Error: e, Attempts: []result.Attempt{{Status: result.Errored, Error: e}}})
-}
-
-// addProbeTest adds a finished probe test to the collection's result and tells the observers.
-func (cr *colRun) addProbeTest(rt *result.Test) {
-	cr.rc.Tests = append(cr.rc.Tests, rt)
-	cr.ev.emit(result.Event{Kind: result.TestStarted, At: cr.r.opts.Now(), Run: cr.rr, Collection: cr.rc, Test: snapshot(rt)})
-	cr.finish(&node{rt: rt})
 }
 
 // evidenceText renders a row's evidence one item per line: → sent, ← received, · note.

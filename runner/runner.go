@@ -117,6 +117,8 @@ type colRun struct {
 	pools map[string]*pool
 	ev    *events
 	st    *runState
+	// findings holds what the servers sent that answered no request, until tests take it.
+	findings findingLogs
 
 	mu sync.Mutex // guards rc.Servers and rc.Tools while tests run
 }
@@ -224,6 +226,15 @@ func (cr *colRun) execute(ctx context.Context) {
 		remaining--
 		cr.finish(nodes[i])
 	}
+	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
+		cr.runAudit(ctx, cr.col.Audit)
+	}
+	if cr.col.Probe != nil && ctx.Err() == nil && cr.st.bail() == "" {
+		cr.runProbe(ctx, cr.col.Probe)
+	}
+	if ctx.Err() == nil {
+		cr.findings.settle(ctx)
+	}
 	var wg sync.WaitGroup
 	for _, p := range cr.pools {
 		wg.Add(1)
@@ -233,7 +244,8 @@ func (cr *colRun) execute(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
-	cr.runProbe(ctx)
+	cr.rc.Findings = cr.findings.rest()
+	maskFindings(cr.rc.Findings, cr.mask)
 	cr.tallyServers()
 	cr.rc.Duration = cr.r.opts.Now().Sub(cr.rc.StartedAt)
 	cr.ev.emit(result.Event{Kind: result.CollectionFinished, At: cr.r.opts.Now(), Run: cr.rr, Collection: cr.rc})

@@ -122,17 +122,17 @@ func (a *abandonedSet) take(id int64) (Category, bool) {
 func (s *Session) register(c *call) *Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.dead != nil {
-		e := *s.dead
+	if s.sh.dead != nil {
+		e := *s.sh.dead
 		return &e
 	}
-	if s.closing {
+	if s.sh.closing {
 		return &Error{Category: Cancelled, Message: "session closed", Err: ErrClosed}
 	}
-	if _, dup := s.pending[c.id]; dup {
+	if _, dup := s.sh.pending[c.id]; dup {
 		return &Error{Category: ProtocolError, Message: "id already pending", Err: ErrIDInUse}
 	}
-	s.pending[c.id] = c
+	s.sh.pending[c.id] = c
 	return nil
 }
 
@@ -141,21 +141,21 @@ func (s *Session) register(c *call) *Error {
 func (s *Session) take(c *call, why Category, quiet bool) (owned bool, blame *unroutable) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pending[c.id] != c {
+	if s.sh.pending[c.id] != c {
 		return false, nil
 	}
-	delete(s.pending, c.id)
+	delete(s.sh.pending, c.id)
 	if why != "" {
 		mark := why
 		if quiet {
 			mark = lateExpected
 		}
-		s.abandoned.add(c.id, mark)
+		s.sh.abandoned.add(c.id, mark)
 	}
 	if why == Timeout || why == Deadlock {
-		for i, u := range s.unroutable {
+		for i, u := range s.sh.unroutable {
 			if !u.at.Before(c.sent) {
-				s.unroutable = append(s.unroutable[:i], s.unroutable[i+1:]...)
+				s.sh.unroutable = append(s.sh.unroutable[:i], s.sh.unroutable[i+1:]...)
 				return true, &u
 			}
 		}
@@ -332,23 +332,10 @@ func (s *Session) giveUp(ctx context.Context, c *call, w *waitSpec, why Category
 	return e
 }
 
-// RequestCanceller is implemented by connections that can abandon one request themselves, as
-// Streamable HTTP does in the stateless era by closing the request's response stream or
-// aborting its POST. CancelRequest reports whether it did; when it did not, the session sends
-// notifications/cancelled instead.
-//
-// Such a connection's Send may also fail, when its context ends before the answer, with an
-// error that has a RequestCancelled() bool method returning true: dropping the request was
-// itself the cancellation at the server, and the session sends no notifications/cancelled for
-// that request either.
-type RequestCanceller interface {
-	CancelRequest(id int64) bool
-}
-
 // cancelledBySend reports whether a failed Send says the server already saw the request
-// cancelled (see [RequestCanceller]).
+// cancelled (see [transport.SendCancelled]).
 func cancelledBySend(err error) bool {
-	var rc interface{ RequestCancelled() bool }
+	var rc transport.SendCancelled
 	return errors.As(err, &rc) && rc.RequestCancelled()
 }
 
@@ -360,7 +347,7 @@ func (s *Session) cancelAtServer(ctx context.Context, id int64, reason string) {
 	case EraLegacy:
 		s.sendCancelled(ctx, id, reason)
 	case EraStateless:
-		if rc, ok := s.conn.(RequestCanceller); ok && rc.CancelRequest(id) {
+		if rc, ok := s.conn.(transport.RequestCanceller); ok && rc.CancelRequest(id) {
 			return
 		}
 		s.sendCancelled(ctx, id, reason)

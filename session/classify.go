@@ -55,7 +55,7 @@ func (s *Session) classifySend(err error) *Error {
 		return &Error{Category: Timeout, Message: "deadline passed while sending", Err: err}
 	case errors.Is(err, transport.ErrClosed):
 		s.mu.Lock()
-		closing := s.closing
+		closing := s.sh.closing
 		s.mu.Unlock()
 		if closing {
 			return &Error{Category: Cancelled, Message: "session closed", Err: err}

@@ -86,11 +86,11 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		// The whole routing path must survive the frame, with and without a framing error.
 		conn, end := pipe.New()
 		_ = end.Close()
-		s := &Session{conn: conn, pending: map[int64]*call{}, opts: (&Options{}).withDefaults()}
+		s := &Session{conn: conn, sh: shared{pending: map[int64]*call{}}, opts: (&Options{}).withDefaults()}
 		s.state.Store(&negotiated{})
 		for _, id := range []int64{1, 2, 5, 7} {
 			c := getCall(id)
-			s.pending[id] = c
+			s.sh.pending[id] = c
 		}
 		s.handleFrame(transport.Frame{Data: data, At: time.Now()})
 		s.handleFrame(transport.Frame{Data: data, At: time.Now(), Err: &transport.FrameError{Reason: "truncated"}})

@@ -425,7 +425,7 @@ func TestRawAccess(t *testing.T) {
 	}
 	// An id already pending is refused.
 	go func() { _, _ = s.RequestRaw(context.Background(), 424242, []byte(`{}`), time.Second) }()
-	waitFor(t, "raw call pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.pending[424242] != nil })
+	waitFor(t, "raw call pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.sh.pending[424242] != nil })
 	if _, err := s.RequestRaw(context.Background(), 424242, []byte(`{}`), 0); !errors.Is(err, ErrIDInUse) {
 		t.Errorf("duplicate id: %v", err)
 	}

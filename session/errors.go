@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Category classifies a failed call. Every failure gets exactly one (seed 000 §18); a tool
+// Category classifies a failed call. Every failure gets exactly one; a tool
 // result with isError is not a failure of the call and has no category.
 type Category string
 

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -77,14 +79,7 @@ func (s *Session) handshake(ctx context.Context) error {
 		if !isStateless(v) {
 			return s.initialize(ctx, v)
 		}
-		s.setStateless(v, nil)
-		// Pinned: discover only to learn who the server is; its failure is not fatal.
-		if res, _, e := s.discover(ctx, v, s.opts.ConnectTimeout, nil); e == nil {
-			s.setStateless(v, res)
-		} else if e.Category == Crash || e.Category == Disconnected {
-			return e
-		}
-		return nil
+		return s.pinStateless(ctx, v)
 	}
 	probe := s.opts.probe
 	if probe <= 0 {
@@ -111,6 +106,72 @@ func (s *Session) handshake(ctx context.Context) error {
 	case <-window.C:
 		return s.race(ctx, verdicts, stopDiscover, &discoverID)
 	}
+}
+
+// pinStateless follows a pinned stateless version v: server/discover, which every server of
+// that era implements (MCP 2026-07-28, Lifecycle), must answer and list v. A server that does
+// not speak v fails the handshake with what it offers instead: the versions a -32022 or the
+// discover result lists, or, for a server that rejects discover outright (a handshake-era
+// server answers -32601), the version an initialize then negotiates.
+func (s *Session) pinStateless(ctx context.Context, v string) error {
+	s.setStateless(v, nil)
+	res, _, e := s.discover(ctx, v, s.opts.ConnectTimeout, nil)
+	if e == nil {
+		if len(res.SupportedVersions) > 0 && !slices.Contains(res.SupportedVersions, v) {
+			return notSpoken(v, "server/discover lists "+joinVersions(res.SupportedVersions), res.SupportedVersions)
+		}
+		s.setStateless(v, res)
+		return nil
+	}
+	switch {
+	case e.Category == Crash || e.Category == Disconnected || e.Category == Cancelled:
+		return e
+	case e.Code == -32022:
+		var data struct {
+			Supported []string `json:"supported"`
+		}
+		_ = json.Unmarshal(e.Data, &data)
+		return notSpoken(v, "it answered server/discover with -32022 (unsupported protocol version)", data.Supported)
+	case e.Category == Timeout || e.Category == Hang || e.Category == Deadlock:
+		e.Message = "no answer to server/discover, which every " + v + " server implements"
+		e.Hint = "the server may not speak " + v + ": drop the pinned version to let mcpspec detect the era, or pin a handshake-era version such as " + Version20251125
+		return e
+	}
+	// Ask the handshake era what the server speaks: it answers initialize with its version.
+	why := "it answered server/discover with " + describeRejection(e)
+	s.tellVersion("")
+	res2, _, ie := s.initRequest(ctx, Version20251125, nil)
+	if ie != nil || res2 == nil {
+		return notSpoken(v, why, nil)
+	}
+	return notSpoken(v, why+", and initialize with "+res2.ProtocolVersion+" (the handshake era)", []string{res2.ProtocolVersion})
+}
+
+// notSpoken is the failure of a handshake pinned to version v that the server does not speak.
+func notSpoken(v, why string, offered []string) *Error {
+	e := &Error{Category: ProtocolError, Method: "server/discover",
+		Message: "the server does not speak protocol version " + v + ": " + why}
+	if len(offered) > 0 {
+		e.Message += "; it offers " + joinVersions(offered)
+		e.Hint = "pin one it offers (e.g. --protocol-version " + offered[0] + "), or drop the pinned version to let mcpspec negotiate"
+	} else {
+		e.Hint = "drop the pinned version to let mcpspec detect the era and negotiate"
+	}
+	return e
+}
+
+// describeRejection renders a failed request's JSON-RPC error or HTTP status for a message.
+func describeRejection(e *Error) string {
+	var st *transport.StatusError
+	switch {
+	case e.Code != 0:
+		return fmt.Sprintf("JSON-RPC error %d (%s)", e.Code, e.Message)
+	case errors.As(e, &st):
+		return fmt.Sprintf("HTTP %d", st.Status)
+	case e.Message != "":
+		return e.Message
+	}
+	return string(e.Category)
 }
 
 // detection is what server/discover said about the era.
@@ -262,7 +323,7 @@ func (s *Session) awaiting(id int64) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.pending[id]
+	_, ok := s.sh.pending[id]
 	return ok
 }
 
@@ -317,7 +378,7 @@ func (s *Session) discover(ctx context.Context, v string, timeout time.Duration,
 
 // setStateless switches the session to the stateless era with version v.
 func (s *Session) setStateless(v string, res *discoverResult) {
-	s.stateMu.Lock()
+	s.mu.Lock()
 	n := *s.state.Load()
 	n.era, n.version, n.meta = EraStateless, v, s.metaFor(v)
 	if res != nil {
@@ -329,7 +390,7 @@ func (s *Session) setStateless(v string, res *discoverResult) {
 		}
 	}
 	s.state.Store(&n)
-	s.stateMu.Unlock()
+	s.mu.Unlock()
 	s.tellVersion(v)
 }
 
@@ -403,12 +464,12 @@ func (s *Session) initRequest(ctx context.Context, v string, ids *atomic.Int64) 
 // adoptInit switches the session to the legacy era initialize negotiated and sends
 // notifications/initialized.
 func (s *Session) adoptInit(ctx context.Context, res *initializeResult) error {
-	s.stateMu.Lock()
+	s.mu.Lock()
 	old := s.state.Load()
 	s.state.Store(&negotiated{era: EraLegacy, version: res.ProtocolVersion, serverInfo: res.ServerInfo,
 		serverCaps: res.Capabilities, instructions: res.Instructions, gen: old.gen + 1,
 		toolTasks: declaresToolTasks(res.Capabilities)})
-	s.stateMu.Unlock()
+	s.mu.Unlock()
 	s.tellVersion(res.ProtocolVersion)
 	return s.notify(ctx, "notifications/initialized", nil)
 }

@@ -28,18 +28,18 @@ func (r *progressRoute) deliver(p Progress) {
 
 // lingerProgress keeps fn routed for token id; s.mu is held.
 func (s *Session) lingerProgress(id int64, fn func(Progress)) {
-	if s.lingering == nil {
-		s.lingering = make(map[int64]*progressRoute)
+	if s.sh.lingering == nil {
+		s.sh.lingering = make(map[int64]*progressRoute)
 	}
-	s.lingering[id] = &progressRoute{fn: fn}
+	s.sh.lingering[id] = &progressRoute{fn: fn}
 }
 
 // forgetProgress ends the lingering route of token id, if any. Once it returns the callback is
 // not called again (a delivery under way finishes first).
 func (s *Session) forgetProgress(id int64) {
 	s.mu.Lock()
-	r := s.lingering[id]
-	delete(s.lingering, id)
+	r := s.sh.lingering[id]
+	delete(s.sh.lingering, id)
 	s.mu.Unlock()
 	if r != nil {
 		r.mu.Lock()

@@ -34,14 +34,14 @@ func (s *Session) readLoop() {
 // connEnded fails every pending call with the classified end of the connection.
 func (s *Session) connEnded(err error) {
 	s.mu.Lock()
-	if s.closing {
+	if s.sh.closing {
 		s.mu.Unlock()
 		return
 	}
 	e := classifyConnErr(err, s.conn)
-	s.dead = e
-	pend := s.pending
-	s.pending = make(map[int64]*call)
+	s.sh.dead = e
+	pend := s.sh.pending
+	s.sh.pending = make(map[int64]*call)
 	s.mu.Unlock()
 	s.failAll(pend, e)
 }
@@ -85,24 +85,24 @@ func (s *Session) malformed(f transport.Frame, cause error, msg string) {
 	var c *call
 	s.mu.Lock()
 	for _, id := range salvageIDs(f.Data) {
-		if p, ok := s.pending[id]; ok {
+		if p, ok := s.sh.pending[id]; ok {
 			c = p
-			delete(s.pending, id)
+			delete(s.sh.pending, id)
 			break
 		}
 	}
 	if id, ok := parseInt(f.ReplyTo); c == nil && ok {
 		// The transport knows which request this answers (an HTTP POST's body).
-		if p, found := s.pending[id]; found {
+		if p, found := s.sh.pending[id]; found {
 			c = p
-			delete(s.pending, id)
+			delete(s.sh.pending, id)
 		}
 	}
 	if c == nil {
-		if len(s.unroutable) >= maxUnroutable {
-			s.unroutable = s.unroutable[1:]
+		if len(s.sh.unroutable) >= maxUnroutable {
+			s.sh.unroutable = s.sh.unroutable[1:]
 		}
-		s.unroutable = append(s.unroutable, unroutable{at: f.At, category: Malformed, message: msg, frame: frame, err: cause})
+		s.sh.unroutable = append(s.sh.unroutable, unroutable{at: f.At, category: Malformed, message: msg, frame: frame, err: cause})
 	}
 	s.mu.Unlock()
 	if c == nil {
@@ -122,9 +122,9 @@ func (s *Session) response(env *envelope, f transport.Frame) {
 		return
 	}
 	s.mu.Lock()
-	c, found := s.pending[id]
+	c, found := s.sh.pending[id]
 	if found {
-		delete(s.pending, id)
+		delete(s.sh.pending, id)
 		if c.linger && env.result != nil && env.err == nil {
 			// Moved under the same lock as the call leaves pending, so no progress that follows
 			// the answer finds neither.
@@ -134,7 +134,7 @@ func (s *Session) response(env *envelope, f transport.Frame) {
 	var late Category
 	var wasAbandoned bool
 	if !found {
-		late, wasAbandoned = s.abandoned.take(id)
+		late, wasAbandoned = s.sh.abandoned.take(id)
 	}
 	s.mu.Unlock()
 	if !found {
@@ -152,10 +152,10 @@ func (s *Session) response(env *envelope, f transport.Frame) {
 			// A pending call that then times out was most likely answered under the wrong id:
 			// blame this frame rather than report a bare Timeout.
 			s.mu.Lock()
-			if len(s.unroutable) >= maxUnroutable {
-				s.unroutable = s.unroutable[1:]
+			if len(s.sh.unroutable) >= maxUnroutable {
+				s.sh.unroutable = s.sh.unroutable[1:]
 			}
-			s.unroutable = append(s.unroutable, unroutable{at: f.At, category: ProtocolError, message: msg, frame: excerpt(f.Data)})
+			s.sh.unroutable = append(s.sh.unroutable, unroutable{at: f.At, category: ProtocolError, message: msg, frame: excerpt(f.Data)})
 			s.mu.Unlock()
 		}
 		s.finding(Finding{Category: ProtocolError, Message: msg, Frame: excerpt(f.Data), At: f.At})
@@ -197,9 +197,9 @@ func (s *Session) oddID(env *envelope, f transport.Frame) {
 	if str, ok := unquote(env.id); ok {
 		if n, err := strconv.ParseInt(str, 10, 64); err == nil {
 			s.mu.Lock()
-			c, found := s.pending[n]
+			c, found := s.sh.pending[n]
 			if found {
-				delete(s.pending, n)
+				delete(s.sh.pending, n)
 			}
 			s.mu.Unlock()
 			if found {
@@ -212,10 +212,10 @@ func (s *Session) oddID(env *envelope, f transport.Frame) {
 	}
 	frame := excerpt(f.Data)
 	s.mu.Lock()
-	if len(s.unroutable) >= maxUnroutable {
-		s.unroutable = s.unroutable[1:]
+	if len(s.sh.unroutable) >= maxUnroutable {
+		s.sh.unroutable = s.sh.unroutable[1:]
 	}
-	s.unroutable = append(s.unroutable, unroutable{at: f.At, category: ProtocolError, message: msg, frame: frame})
+	s.sh.unroutable = append(s.sh.unroutable, unroutable{at: f.At, category: ProtocolError, message: msg, frame: frame})
 	s.mu.Unlock()
 	s.finding(Finding{Category: ProtocolError, Message: "unroutable " + msg, Frame: frame, At: f.At})
 }
@@ -302,10 +302,10 @@ func (s *Session) progress(params []byte) {
 	s.mu.Lock()
 	var fn func(Progress)
 	var route *progressRoute
-	if c := s.pending[id]; c != nil {
+	if c := s.sh.pending[id]; c != nil {
 		fn = c.progress
 	} else {
-		route = s.lingering[id]
+		route = s.sh.lingering[id]
 	}
 	s.mu.Unlock()
 	if fn == nil && route == nil {
@@ -351,7 +351,7 @@ func (s *Session) serverRequest(env *envelope, f transport.Frame) {
 		b = append(b, '}')
 	}
 	s.mu.Lock()
-	closing := s.closing
+	closing := s.sh.closing
 	if !closing {
 		s.replies.Add(1)
 	}

@@ -127,51 +127,53 @@ type Session struct {
 	// nextID issues request ids; they start at 1 and are never reused.
 	nextID atomic.Int64
 
-	// mu guards pending, lingering, abandoned, unroutable, closing and dead: everything the
-	// reader and the callers hand over between them.
-	mu      sync.Mutex
-	pending map[int64]*call
-	// lingering routes the progress of task-augmented tools/calls answered with a task, by
-	// token, until the task ends (see progress.go).
-	lingering  map[int64]*progressRoute
-	abandoned  abandonedSet
-	unroutable []unroutable
-	closing    bool
-	dead       *Error // how the connection ended; later calls fail with a copy
+	// mu guards sh: everything the reader and the callers hand over between them.
+	mu sync.Mutex
+	sh shared
 
-	// state is the negotiated state, replaced whole (never mutated) by a handshake; readers on
-	// the hot path load it without locking.
+	// state is the negotiated state, replaced whole (never mutated) by a handshake under mu;
+	// readers on the hot path load it without locking.
 	state atomic.Pointer[negotiated]
-	// stateMu serializes writers of state.
-	stateMu sync.Mutex
 
 	// tools holds what the last complete [Session.ListTools] said about each tool: its
 	// Mcp-Param-* bindings (connections with a headerConn only) and its task support; replaced
 	// whole, never modified.
 	tools atomic.Pointer[toolCache]
 
+	// The locks below serialize operations that wait on the network while held; they guard no
+	// state the reader touches.
+	//
 	// learnMu serializes the one tools/list a tools/call may make to learn which tools must run
 	// as tasks, and guards learned, set once it was tried.
 	learnMu sync.Mutex
 	learned bool
-
-	// taskMu guards taskWake: the channels of task-augmented calls waiting to poll, by task
-	// id, which a notifications/tasks/status for that task wakes early.
-	taskMu   sync.Mutex
-	taskWake map[string]chan struct{}
-
 	// reinitMu serializes re-initialization after an HTTP 404 for a lost session.
 	reinitMu sync.Mutex
-
-	// findMu guards findings and findNext (a ring of the last maxFindings findings).
-	findMu   sync.Mutex
-	findings []Finding
-	findNext int
 
 	readerDone chan struct{}
 	replies    sync.WaitGroup // goroutines answering server→client requests
 	closeOnce  sync.Once
 	closeErr   error
+}
+
+// shared is the state the reader and the callers share, guarded by [Session.mu].
+type shared struct {
+	// pending holds the calls awaiting an answer, by request id.
+	pending map[int64]*call
+	// lingering routes the progress of task-augmented tools/calls answered with a task, by
+	// token, until the task ends (see progress.go).
+	lingering map[int64]*progressRoute
+	// abandoned remembers calls given up, so a late answer is told from a stray one.
+	abandoned  abandonedSet
+	unroutable []unroutable
+	closing    bool
+	dead       *Error // how the connection ended; later calls fail with a copy
+	// taskWake holds the channels of task-augmented calls waiting to poll, by task id, which a
+	// notifications/tasks/status for that task wakes early.
+	taskWake map[string]chan struct{}
+	// findings is a ring of the last maxFindings findings; findNext is its oldest entry once full.
+	findings []Finding
+	findNext int
 }
 
 // negotiated is what a handshake established.
@@ -203,7 +205,7 @@ func Open(ctx context.Context, d transport.Dialer, opts *Options) (*Session, err
 		return s, nil
 	}
 	_ = s.Close()
-	fb, ok := d.(interface{ Fallback() transport.Dialer })
+	fb, ok := d.(transport.FallbackDialer)
 	if !ok || !wantsFallback(herr) {
 		return nil, herr
 	}
@@ -241,7 +243,7 @@ func dial(ctx context.Context, d transport.Dialer, o Options) (*Session, error) 
 		conn:       conn,
 		dialer:     d,
 		opts:       o,
-		pending:    make(map[int64]*call),
+		sh:         shared{pending: make(map[int64]*call)},
 		readerDone: make(chan struct{}),
 	}
 	s.headerConn, _ = conn.(transport.HeaderSender)
@@ -255,9 +257,9 @@ func dial(ctx context.Context, d transport.Dialer, o Options) (*Session, error) 
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
-		s.closing = true
-		pend := s.pending
-		s.pending = make(map[int64]*call)
+		s.sh.closing = true
+		pend := s.sh.pending
+		s.sh.pending = make(map[int64]*call)
 		s.mu.Unlock()
 		s.failAll(pend, &Error{Category: Cancelled, Message: "session closed", Err: ErrClosed})
 		s.closeErr = s.conn.Close()
@@ -310,14 +312,14 @@ func (s *Session) Conn() transport.Conn { return s.conn }
 
 // Findings returns what the session could not route so far (the last 1000), oldest first.
 func (s *Session) Findings() []Finding {
-	s.findMu.Lock()
-	defer s.findMu.Unlock()
-	if len(s.findings) < maxFindings {
-		return append([]Finding(nil), s.findings...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sh.findings) < maxFindings {
+		return append([]Finding(nil), s.sh.findings...)
 	}
 	out := make([]Finding, 0, maxFindings)
-	out = append(out, s.findings[s.findNext:]...)
-	return append(out, s.findings[:s.findNext]...)
+	out = append(out, s.sh.findings[s.sh.findNext:]...)
+	return append(out, s.sh.findings[:s.sh.findNext]...)
 }
 
 // finding records f and hands it to OnFinding.
@@ -325,14 +327,14 @@ func (s *Session) finding(f Finding) {
 	if len(f.Frame) > transport.ExcerptSize {
 		f.Frame = f.Frame[:transport.ExcerptSize]
 	}
-	s.findMu.Lock()
-	if len(s.findings) < maxFindings {
-		s.findings = append(s.findings, f)
+	s.mu.Lock()
+	if len(s.sh.findings) < maxFindings {
+		s.sh.findings = append(s.sh.findings, f)
 	} else {
-		s.findings[s.findNext] = f
-		s.findNext = (s.findNext + 1) % maxFindings
+		s.sh.findings[s.sh.findNext] = f
+		s.sh.findNext = (s.sh.findNext + 1) % maxFindings
 	}
-	s.findMu.Unlock()
+	s.mu.Unlock()
 	if s.opts.OnFinding != nil {
 		s.opts.OnFinding(f)
 	}

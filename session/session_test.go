@@ -425,7 +425,7 @@ func TestCloseFailsPendingAsCancelled(t *testing.T) {
 			errs <- err
 		}()
 	}
-	waitFor(t, "3 pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.pending) == 3 })
+	waitFor(t, "3 pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.sh.pending) == 3 })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 func (s *Session) lingeringRoutes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.lingering)
+	return len(s.sh.lingering)
 }
 
 // progressLog collects the progress a call receives and flags any that arrives after the call

@@ -229,18 +229,18 @@ func (s *Session) ListTasks(ctx context.Context) ([]Task, error) {
 // returned function forgets it.
 func (s *Session) watchTask(taskID string) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
-	s.taskMu.Lock()
-	if s.taskWake == nil {
-		s.taskWake = make(map[string]chan struct{})
+	s.mu.Lock()
+	if s.sh.taskWake == nil {
+		s.sh.taskWake = make(map[string]chan struct{})
 	}
-	s.taskWake[taskID] = ch
-	s.taskMu.Unlock()
+	s.sh.taskWake[taskID] = ch
+	s.mu.Unlock()
 	return ch, func() {
-		s.taskMu.Lock()
-		if s.taskWake[taskID] == ch {
-			delete(s.taskWake, taskID)
+		s.mu.Lock()
+		if s.sh.taskWake[taskID] == ch {
+			delete(s.sh.taskWake, taskID)
 		}
-		s.taskMu.Unlock()
+		s.mu.Unlock()
 	}
 }
 
@@ -259,9 +259,9 @@ func (s *Session) taskStatus(params []byte) {
 	if !ok {
 		return
 	}
-	s.taskMu.Lock()
-	ch := s.taskWake[taskID]
-	s.taskMu.Unlock()
+	s.mu.Lock()
+	ch := s.sh.taskWake[taskID]
+	s.mu.Unlock()
 	if ch != nil {
 		select {
 		case ch <- struct{}{}:

@@ -228,7 +228,9 @@ func TestCallToolTaskMCPTest(t *testing.T) {
 				if len(gets) < 2 || len(gets) > 6 {
 					t.Errorf("%d tasks/get for a 400ms job polled every 100ms", len(gets))
 				}
-				for i := 1; i < len(at); i++ {
+				// The last tasks/get may come early: the server's notifications/tasks/status for
+				// the completed task wakes the poller (by design). Every earlier one waits.
+				for i := 1; i < len(at)-1; i++ {
 					if gap := at[i].Sub(at[i-1]); gap < 95*time.Millisecond {
 						t.Errorf("tasks/get %d came %v after the previous one, before the 100ms pollInterval", i, gap)
 					}

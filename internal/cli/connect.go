@@ -5,6 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/session"
@@ -24,9 +27,16 @@ type target struct {
 	tempDir string
 }
 
+// prepareHook lets a verb adjust the SPEC options (working directory, environment) before the
+// SPEC is parsed, and the session options (declared client capabilities).
+type prepareHook struct {
+	spec    func(*spec.Options)
+	session func(*session.Options)
+}
+
 // prepare validates the server flags and parses the SPEC; it starts nothing. Problems are
-// config errors (exit 3).
-func (a *app) prepare(f serverFlags, verb string) (*target, error) {
+// config errors (exit 3). hooks, when given, adjust the options first.
+func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target, error) {
 	if err := f.validate(verb); err != nil {
 		return nil, err
 	}
@@ -44,6 +54,11 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		Env:        env,
 		StderrPath: f.StderrPath,
 		Executable: a.io.Executable,
+	}
+	for _, h := range hooks {
+		if h.spec != nil {
+			h.spec(so)
+		}
 	}
 	info, err := spec.Resolve(f.Server, so)
 	if err != nil {
@@ -65,20 +80,46 @@ func (a *app) prepare(f serverFlags, verb string) (*target, error) {
 		return nil, specError(err)
 	}
 	t.info = info
+	sopts := session.Options{
+		ClientInfo:      session.Implementation{Name: "mcpspec", Version: buildVersion()},
+		ProtocolVersion: f.ProtocolVersion,
+		RequestTimeout:  f.Timeout,
+		ConnectTimeout:  f.ConnectTimeout,
+		HangThreshold:   f.HangThreshold,
+	}
+	for _, h := range hooks {
+		if h.session != nil {
+			h.session(&sopts)
+		}
+	}
 	t.connOpts = serverconn.Options{
-		Info: info,
-		Dial: dial,
-		Session: session.Options{
-			ClientInfo:      session.Implementation{Name: "mcpspec", Version: buildVersion()},
-			ProtocolVersion: f.ProtocolVersion,
-			RequestTimeout:  f.Timeout,
-			ConnectTimeout:  f.ConnectTimeout,
-			HangThreshold:   f.HangThreshold,
-		},
-		Terms: serverconn.CLITerms(),
+		Info:    info,
+		Dial:    dial,
+		Session: sopts,
+		Terms:   serverconn.CLITerms(),
 	}
 	t.op = serverconn.New(t.connOpts)
 	return t, nil
+}
+
+// serverFlags reads the server flags of cmd and registers what they carry of secrets, so every
+// line the verb prints masks them, --explain's included: header and env values named like a
+// key, token, secret, password or auth, the password and secret-looking query parameters of a
+// URL, and secret-looking flags of a command line — as collections register theirs.
+func (a *app) serverFlags(cmd *cli.Command) serverFlags {
+	f := readServerFlags(cmd)
+	for _, e := range f.Header {
+		if i := strings.IndexAny(e, "=:"); i > 0 {
+			a.masker.AddHeader(strings.TrimSpace(e[:i]), strings.TrimSpace(e[i+1:]))
+		}
+	}
+	for _, e := range f.Env {
+		k, v, _ := strings.Cut(e, "=")
+		a.masker.AddNamed(k, v)
+	}
+	a.masker.AddURL(f.Server)
+	a.masker.AddArgs(strings.Fields(f.Server))
+	return f
 }
 
 // open starts or connects to the server and performs the handshake. A failure is described as
@@ -102,7 +143,9 @@ func (t *target) finish(failed bool) {
 
 // withSession prepares the server described by cmd's flags, opens a session and runs fn with it.
 // The session is closed (a child server stopped) before withSession returns, and the temporary
-// stderr file is removed unless something failed.
+// stderr file is removed unless something failed. What the server sent that answered no
+// request is printed on stderr as a warning (inspect prints it as it goes); a server that still
+// answers gets a ping first, so a second answer to the last request is not lost.
 func (a *app) withSession(ctx context.Context, f serverFlags, verb string, fn func(ctx context.Context, t *target, s *session.Session) error) (err error) {
 	t, err := a.prepare(f, verb)
 	if err != nil {
@@ -113,8 +156,19 @@ func (a *app) withSession(ctx context.Context, f serverFlags, verb string, fn fu
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	return fn(ctx, t, s)
+	err = fn(ctx, t, s)
+	t.conn.Settle(ctx, err)
+	_ = s.Close()
+	printFindings(a.io.Stderr, t.conn.Findings.Take())
+	return err
+}
+
+// findings returns every finding of the target's session so far (none before it opened).
+func (t *target) findings() []session.Finding {
+	if t == nil || t.conn == nil {
+		return nil
+	}
+	return t.conn.Findings.All()
 }
 
 // failureJSON is the part of a verb's JSON output that describes a failure.
@@ -148,12 +202,17 @@ type sessionJSON struct {
 	ServerInfo      *session.Implementation `json:"serverInfo,omitempty"`
 	Era             session.Era             `json:"era,omitempty"`
 	Transport       spec.Transport          `json:"transport,omitempty"`
+	// Findings are what the server sent that answered no request, once the session closed.
+	Findings []findingJSON `json:"findings,omitempty"`
 }
 
 func newSessionJSON(t *target, s *session.Session) sessionJSON {
 	j := sessionJSON{}
 	if t != nil {
 		j.Transport = t.info.Transport
+		if t.conn != nil {
+			j.Transport = t.conn.Transport // what an http(s) URL settled on
+		}
 	}
 	if s != nil {
 		info := s.ServerInfo()

@@ -11,8 +11,8 @@ import (
 // CI systems branch on them, so they never change meaning.
 type ExitCode int
 
-// The exit codes (DESIGN.md). Every error reaching the edge is mapped to exactly one of them by
-// [exitCodeOf]; nothing else in the program picks an exit status.
+// The exit codes, as the README lists them. Every error reaching the edge is mapped to exactly
+// one of them by [exitCodeOf]; nothing else in the program picks an exit status.
 const (
 	// ExitOK: success.
 	ExitOK ExitCode = 0

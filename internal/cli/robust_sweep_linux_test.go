@@ -17,7 +17,7 @@ import (
 const sweepBound = 15 * time.Second
 
 // sweepCase is one command line of the "no input crashes us" sweep and what it must give: an
-// exit code from DESIGN.md's list, a message matching want (stdout and stderr together), and a
+// exit code from the README's list, a message matching want (stdout and stderr together), and a
 // hint. Every case also checks that mcpspec did not panic, finished within sweepBound, and left
 // no process behind.
 type sweepCase struct {
@@ -238,9 +238,10 @@ func serverCases() []sweepCase {
 			append([]string{"test", "misbehaving.yaml"}, limits...), m.test, m.testWant,
 			map[string]string{"misbehaving.yaml": col}})
 	}
-	// A test timeout shorter than the connect timeout ends the handshake: the message names it.
-	out = append(out, sweepCase{"test/handshake ended by the test's timeout",
-		[]string{"test", "short.yaml"}, ExitConnection, `during the handshake within 2s \(what remained of the test's timeout; timeouts.connect is 10s\)`,
-		map[string]string{"short.yaml": "name: Short\nserver: testserver --slow-initialize 1h\ndefaults:\n  timeout: 2s\ntests:\n  - name: Echo\n    call: echo\n    with: {text: hi}\n"}})
+	// The handshake is bounded by timeouts.connect, not by the test's shorter timeout: the
+	// message names the limit that applied and the hint the setting.
+	out = append(out, sweepCase{"test/handshake bounded by timeouts.connect",
+		[]string{"test", "short.yaml"}, ExitConnection, `no answer from server "default" during the handshake within 2s(.|\n)*hint: .*raise timeouts.connect`,
+		map[string]string{"short.yaml": "name: Short\nserver: {transport: testserver, args: [--slow-initialize, 1h], timeouts: {connect: 2s}}\ndefaults:\n  timeout: 500ms\ntests:\n  - name: Echo\n    call: echo\n    with: {text: hi}\n"}})
 	return out
 }

@@ -114,6 +114,31 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("transport: HTTP %d: %s", e.Status, Excerpt(e.Body, 200))
 }
 
+// RequestCanceller is implemented by connections that can abandon one request themselves, as
+// Streamable HTTP does in the stateless era by closing the request's response stream or
+// aborting its POST (MCP 2026-07-28, Cancellation). CancelRequest reports whether it did; when
+// it did not, the session sends notifications/cancelled instead.
+type RequestCanceller interface {
+	CancelRequest(id int64) bool
+}
+
+// SendCancelled is implemented by a Send error of a [RequestCanceller] whose context ended
+// before the answer: RequestCancelled returns true when dropping the request was itself the
+// cancellation at the server, so no notifications/cancelled follows.
+type SendCancelled interface {
+	RequestCancelled() bool
+}
+
+// FallbackDialer is implemented by dialers that offer a second transport for the same server
+// (Streamable HTTP offering the legacy HTTP+SSE transport, MCP 2025-03-26 "Backwards
+// Compatibility"). The session dials Fallback only when the handshake over the first failed
+// the way an old server fails it (HTTP 400, 404 or 405 to the initialize POST); Fallback must
+// not dial anything itself.
+type FallbackDialer interface {
+	Dialer
+	Fallback() Dialer
+}
+
 // Process is implemented by connections that run a child process (stdio).
 type Process interface {
 	// PID is the child's process id.

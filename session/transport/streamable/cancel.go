@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/mcpspec/mcpspec/session/transport"
 )
 
 // In the stateless era (2026-07-28) a client cancels a request over HTTP by closing the
@@ -94,6 +96,8 @@ func (e *cancelledError) Unwrap() error { return e.err }
 // RequestCancelled reports that the server was told of the cancellation: the session sends no
 // notifications/cancelled for the request.
 func (e *cancelledError) RequestCancelled() bool { return true }
+
+var _ transport.SendCancelled = (*cancelledError)(nil)
 
 // abandoned is Send's error once the request's POST or stream was dropped because ctx ended
 // (err is ctx's error): a cancellation the server saw in the stateless era, a plain failure

@@ -167,10 +167,11 @@ func (a Auto) Fallback() transport.Dialer {
 
 // Interface checks.
 var (
-	_ transport.Dialer                         = Dialer{}
-	_ transport.Dialer                         = Auto{}
-	_ transport.Conn                           = (*Conn)(nil)
-	_ transport.Versioned                      = (*Conn)(nil)
-	_ transport.Sessioned                      = (*Conn)(nil)
-	_ interface{ Fallback() transport.Dialer } = Auto{}
+	_ transport.Dialer           = Dialer{}
+	_ transport.FallbackDialer   = Auto{}
+	_ transport.Dialer           = Auto{}
+	_ transport.Conn             = (*Conn)(nil)
+	_ transport.Versioned        = (*Conn)(nil)
+	_ transport.Sessioned        = (*Conn)(nil)
+	_ transport.RequestCanceller = (*Conn)(nil)
 )

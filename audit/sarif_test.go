@@ -1,0 +1,154 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// sarifSchema compiles the official SARIF 2.1.0 schema (errata 01) kept in testdata.
+func sarifSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	const loc = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSARIF checks the poisoned corpus's SARIF against the SARIF 2.1.0 schema and what GitHub
+// code scanning requires: a physical location in the repository on every result (never an
+// mcp:// URI), logical locations, partial fingerprints, an automation id and security-severity
+// on every rule. The log is compared with a golden file (-update rewrites it).
+func TestSARIF(t *testing.T) {
+	rep := auditPoisoned(t)
+	var b bytes.Buffer
+	if err := WriteSARIF(&b, rep, &SARIFOptions{ToolVersion: "1.2.3"}); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := sarifSchema(t)
+	if err := schema.Validate(doc); err != nil {
+		t.Fatalf("SARIF does not match the SARIF 2.1.0 schema: %v", err)
+	}
+	// The schema is strict enough to catch a wrong shape.
+	bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(strings.Replace(b.String(), `"startLine": `, `"startLine": -`, 1)))
+	if schema.Validate(bad) == nil {
+		t.Fatal("the SARIF schema accepted a negative startLine")
+	}
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID         string         `json:"id"`
+						Properties map[string]any `json:"properties"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			AutomationDetails struct {
+				ID string `json:"id"`
+			} `json:"automationDetails"`
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				RuleIndex int    `json:"ruleIndex"`
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct {
+							URI string `json:"uri"`
+						} `json:"artifactLocation"`
+						Region struct {
+							StartLine int `json:"startLine"`
+						} `json:"region"`
+					} `json:"physicalLocation"`
+					LogicalLocations []struct {
+						FullyQualifiedName string `json:"fullyQualifiedName"`
+					} `json:"logicalLocations"`
+				} `json:"locations"`
+				PartialFingerprints map[string]string `json:"partialFingerprints"`
+				Suppressions        []any             `json:"suppressions"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	if run.AutomationDetails.ID != "mcpspec-audit/poisoned+trusted-mail/" {
+		t.Errorf("automationDetails.id = %q", run.AutomationDetails.ID)
+	}
+	for _, r := range run.Tool.Driver.Rules {
+		if s, _ := r.Properties["security-severity"].(string); s == "" {
+			t.Errorf("rule %s has no security-severity", r.ID)
+		}
+	}
+	if len(run.Results) != len(rep.Findings) {
+		t.Errorf("%d results for %d findings", len(run.Results), len(rep.Findings))
+	}
+	suppressed := 0
+	for _, res := range run.Results {
+		if len(res.Locations) != 1 {
+			t.Fatalf("%s: %d locations", res.RuleID, len(res.Locations))
+		}
+		l := res.Locations[0]
+		uri := l.PhysicalLocation.ArtifactLocation.URI
+		if uri == "" || strings.Contains(uri, "://") || l.PhysicalLocation.Region.StartLine < 1 {
+			t.Errorf("%s: physical location %q line %d", res.RuleID, uri, l.PhysicalLocation.Region.StartLine)
+		}
+		if len(l.LogicalLocations) == 0 || l.LogicalLocations[0].FullyQualifiedName == "" {
+			t.Errorf("%s: no logical location", res.RuleID)
+		}
+		if res.PartialFingerprints["mcpspecFinding/v1"] == "" {
+			t.Errorf("%s: no partial fingerprint", res.RuleID)
+		}
+		if run.Tool.Driver.Rules[res.RuleIndex].ID != res.RuleID {
+			t.Errorf("%s: ruleIndex %d names %s", res.RuleID, res.RuleIndex, run.Tool.Driver.Rules[res.RuleIndex].ID)
+		}
+		suppressed += len(res.Suppressions)
+	}
+	if suppressed != 1 {
+		t.Errorf("%d suppressed results, want 1", suppressed)
+	}
+	golden(t, "testdata/poisoned/audit.sarif", b.Bytes())
+}
+
+// golden compares got with a golden file, or rewrites it under -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
