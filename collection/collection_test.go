@@ -3,6 +3,7 @@ package collection
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,7 +236,12 @@ tests:
 		{"nan", "server: testserver\ntests: [{id: a, call: b, with: {x: .nan}}]", nil, []string{"not a finite number"}},
 		{"reserved block validated", "server: testserver\ntests: [{id: a, call: b}]\nload: {duration: 10s, concurent: 5}", nil, []string{`unknown key "concurent" in load (did you mean "concurrent"?)`}},
 		{"load mix unknown test", "server: testserver\ntests: [{id: a, call: b}]\nload: {mix: [{test: z}]}", nil, []string{`load.mix: unknown test "z"`}},
-		{"deadlock needs tool", "server: testserver\ndeadlock: {concurrent: 5}", nil, []string{"deadlock needs a tool"}},
+		{"race needs tool", "server: testserver\nrace: {concurrent: 5}", nil, []string{"race needs a tool"}},
+		{"deadlock input without tool", "server: testserver\ndeadlock: {input: {a: 1}}", nil, []string{"deadlock.input without deadlock.tool"}},
+		{"head-of-line needs both tools", "server: testserver\nhead-of-line: {slowTool: slow}", nil, []string{"head-of-line needs a fastTool"}},
+		{"block names an unknown server", "servers: {a: testserver, b: testserver}\ndefaults: {server: a}\nrace: {server: c, tool: echo}", nil, []string{`race: unknown server "c"`}},
+		{"block without a default server", "servers: {a: testserver, b: testserver}\ndeadlock: {tool: echo}", nil, []string{"deadlock names no server and the collection has several"}},
+		{"race ignore path", "server: testserver\nrace: {tool: echo, ignore: [time]}", nil, []string{`race.ignore: JSONPath "time" must start with "$"`}},
 		{"schemaVersion", "schemaVersion: \"2.0\"\nserver: testserver\ntests: [{id: a, call: b}]", nil, []string{`unsupported schemaVersion "2.0"`}},
 		{"unquoted schemaVersion", "schemaVersion: 1.0\nserver: testserver\ntests: [{id: a, call: b}]", nil, []string{`schemaVersion must be a string, got float 1.0 (quote it: "1.0")`}},
 		{"extract bad path", "server: testserver\ntests: [{id: a, call: b, extract: [{name: x, path: name}]}]", nil, []string{`must start with "$"`}},
@@ -446,7 +452,8 @@ load:
   toolCalls: [{tool: echo, input: {text: hi}, weight: 0.3}]
   thresholds: {p50: 100ms, p99: 500ms, errorRate: 0.01, hangTimeout: 5s, memoryGrowthMb: 50}
 deadlock: {tool: add, concurrent: 20, hangThreshold: 5s, gracePeriod: 10s}
-race: {tool: echo, input: {text: x}, concurrent: 8, ignore: [$.meta]}
+race: {tool: echo, input: {text: x}, concurrent: 8, rounds: 2, ignore: [$.meta]}
+head-of-line: {slowTool: slow, slowInput: {milliseconds: 300}, fastTool: echo, slowConcurrent: 2, threshold: 3}
 fuzz: {iterations: 50, seed: 7, payloads: [giant]}
 probe: {checks: [missing-fields], timeout: 2s}
 `
@@ -458,8 +465,16 @@ probe: {checks: [missing-fields], timeout: 2s}
 		c.Load.Mix[0].Weight != 2 || c.Load.ToolCalls[0].Input["text"] != "hi" || c.Load.Thresholds.P99 != 500*time.Millisecond {
 		t.Errorf("load = %+v", c.Load)
 	}
-	if c.Deadlock.HangThreshold != 5*time.Second || c.Race.Concurrent != 8 || c.Fuzz.Seed != 7 || c.Probe.Timeout != 2*time.Second {
+	if c.Deadlock.HangThreshold != 5*time.Second || c.Race.Concurrent != 8 || c.Race.Rounds != 2 || c.Fuzz.Seed != 7 || c.Probe.Timeout != 2*time.Second {
 		t.Errorf("blocks: %+v %+v %+v %+v", c.Deadlock, c.Race, c.Fuzz, c.Probe)
+	}
+	if c.Deadlock.Server != DefaultServerName || c.Race.Server != DefaultServerName || c.Deadlock.Input != nil {
+		t.Errorf("block servers %q %q (want the default), deadlock input %v (want nil: made up)", c.Deadlock.Server, c.Race.Server, c.Deadlock.Input)
+	}
+	h := c.HeadOfLine
+	if h == nil || h.SlowTool != "slow" || fmt.Sprint(h.SlowInput["milliseconds"]) != "300" || h.FastTool != "echo" || h.FastInput != nil ||
+		h.SlowConcurrent != 2 || h.Rounds != 5 || h.Samples != 10 || h.Threshold != 3 || h.Server != DefaultServerName {
+		t.Errorf("head-of-line = %+v", h)
 	}
 }
 

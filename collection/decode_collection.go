@@ -14,7 +14,12 @@ import (
 
 // topKeys are the keys a collection may have.
 var topKeys = []string{"schemaVersion", "name", "description", "server", "servers", "variables",
-	"environments", "defaultEnvironment", "defaults", "tests", "load", "deadlock", "race", "fuzz", "probe", "audit"}
+	"environments", "defaultEnvironment", "defaults", "tests", "load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit",
+	"tokens", "score", "retrieval"}
+
+// blockKeys are the top-level blocks that run without tests: a collection needs tests or one
+// of them.
+var blockKeys = []string{"load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit", "tokens", "score", "retrieval"}
 
 // supportedSchemaVersions are accepted values of schemaVersion.
 var supportedSchemaVersions = []string{"1", "1.0"}
@@ -69,17 +74,20 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 	}
 	if f, ok := fs["tests"]; ok {
 		d.decodeTests(f.val, c)
-	} else if fs["load"].val == nil && fs["deadlock"].val == nil && fs["race"].val == nil && fs["fuzz"].val == nil && fs["probe"].val == nil && fs["audit"].val == nil {
+	} else if !slices.ContainsFunc(blockKeys, func(k string) bool { return fs[k].val != nil }) {
 		d.errf(root, `add a "tests:" list`, "the collection has no tests")
 	}
 	if f, ok := fs["load"]; ok {
 		c.Load = d.decodeLoad(f.val)
 	}
 	if f, ok := fs["deadlock"]; ok {
-		c.Deadlock = d.decodeDeadlock(f.val)
+		c.Deadlock = d.decodeDeadlock(f.val, c)
 	}
 	if f, ok := fs["race"]; ok {
-		c.Race = d.decodeRace(f.val)
+		c.Race = d.decodeRace(f.val, c)
+	}
+	if f, ok := fs["head-of-line"]; ok {
+		c.HeadOfLine = d.decodeHeadOfLine(f.val, c)
 	}
 	if f, ok := fs["fuzz"]; ok {
 		c.Fuzz = d.decodeFuzz(f.val)
@@ -89,6 +97,15 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 	}
 	if f, ok := fs["audit"]; ok {
 		c.Audit = d.decodeAudit(f.val, c)
+	}
+	if f, ok := fs["tokens"]; ok {
+		c.Tokens = d.decodeTokens(f.val, c)
+	}
+	if f, ok := fs["score"]; ok {
+		c.Score = d.decodeScore(f.val, c)
+	}
+	if f, ok := fs["retrieval"]; ok {
+		c.Retrieval = d.decodeRetrieval(f.val, c)
 	}
 	return c
 }

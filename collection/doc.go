@@ -77,8 +77,9 @@
 //
 // # Reserved blocks
 //
-// `load:`, `deadlock:`, `race:`, `fuzz:` and `probe:` are parsed and validated ([LoadSpec],
-// [DeadlockSpec], [RaceSpec], [FuzzSpec], [ProbeSpec]) so collections can carry them today.
-// `mcpspec test` runs the `probe:` block after the collection's tests (its rows become tests
-// of kind "probe"); it ignores the others.
+// `deadlock:`, `race:` and `head-of-line:` configure the detectors ([DeadlockSpec], [RaceSpec],
+// [HeadOfLineSpec]), which `mcpspec test` runs after the tests, on the block's server (the
+// default server when it names none); so does `probe:` ([ProbeSpec]), the conformance probe,
+// whose rows become tests of kind "probe". `load:` and `fuzz:` are parsed and validated
+// ([LoadSpec], [FuzzSpec]) so collections can carry them today; `mcpspec test` ignores them.
 package collection

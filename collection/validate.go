@@ -101,6 +101,7 @@ func (d *decoder) validate(c *Collection, base *Vars, lookupEnv func(string) (st
 	d.checkVariables(c, base, lookupEnv, ids)
 	d.checkCycles(c, ids)
 
+	d.checkBlockServers(c)
 	if c.Load != nil {
 		for _, m := range c.Load.Mix {
 			if m.Test != "" && ids[m.Test] == nil {
@@ -253,5 +254,33 @@ func (d *decoder) checkCycles(c *Collection, ids map[string]*Test) {
 		if color[t.ID] == white {
 			visit(t)
 		}
+	}
+}
+
+// checkBlockServers resolves the server of each detector block: the one it names, which must
+// exist, else the default server, which must be decidable.
+func (d *decoder) checkBlockServers(c *Collection) {
+	names := slices.Sorted(maps.Keys(c.Servers))
+	check := func(block string, server *string, pos Pos) {
+		switch {
+		case *server != "" && c.Servers[*server] == nil:
+			d.errs = append(d.errs, &Error{Pos: pos, Hint: suggest(*server, names), Msg: fmt.Sprintf("%s: unknown server %q", block, *server)})
+		case *server == "" && c.DefaultServer == "":
+			if len(c.Servers) > 0 {
+				d.errs = append(d.errs, &Error{Pos: pos, Hint: `add "server:" to the block or set defaults.server`,
+					Msg: fmt.Sprintf("%s names no server and the collection has several", block)})
+			}
+		case *server == "":
+			*server = c.DefaultServer
+		}
+	}
+	if b := c.Deadlock; b != nil {
+		check("deadlock", &b.Server, b.Pos)
+	}
+	if b := c.Race; b != nil {
+		check("race", &b.Server, b.Pos)
+	}
+	if b := c.HeadOfLine; b != nil {
+		check("head-of-line", &b.Server, b.Pos)
 	}
 }

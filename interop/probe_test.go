@@ -64,8 +64,8 @@ func probeServer(t *testing.T, s string, so spec.Options) *probe.Report {
 	return rep
 }
 
-// logReport logs the matrix with the evidence of every failure and warning.
-func logReport(t *testing.T, rep *probe.Report) {
+// logProbeReport logs the matrix with the evidence of every failure and warning.
+func logProbeReport(t *testing.T, rep *probe.Report) {
 	t.Helper()
 	var b strings.Builder
 	_ = rep.WriteText(&b, nil)
@@ -214,11 +214,11 @@ func TestProbePeers(t *testing.T) {
 			rep := probeServer(t, s, so)
 			if bad := slices.DeleteFunc(failed(rep), func(k string) bool { return slices.Contains(c.allowed, k) }); len(bad) > 0 {
 				t.Errorf("rows failed: %v", bad)
-				logReport(t, rep)
+				logProbeReport(t, rep)
 			}
 			if rep.Counts.Pass < 20 {
 				t.Errorf("only %d rows passed", rep.Counts.Pass)
-				logReport(t, rep)
+				logProbeReport(t, rep)
 			}
 			for _, k := range c.allowed {
 				if !slices.Contains(failed(rep), k) {

@@ -304,4 +304,29 @@ func (c *Console) summary(w *bufio.Writer, run *result.Run) {
 	for _, s := range interpret(run) {
 		fmt.Fprintf(w, "  %s\n", c.paint(ansiDim, s))
 	}
+	c.coverage(w, run)
+}
+
+// coverage writes the coverage of the advertised tools, prompts and resources, per server.
+func (c *Console) coverage(w *bufio.Writer, run *result.Run) {
+	total := coverageTotal(run)
+	if total == "" {
+		return
+	}
+	fmt.Fprintf(w, "\nCoverage: %s\n", total)
+	for _, col := range run.Collections {
+		if col == nil || col.Coverage == nil {
+			continue
+		}
+		for _, s := range col.Coverage.Servers {
+			name := s.Server
+			if len(run.Collections) > 1 {
+				name = col.Name + " › " + name
+			}
+			fmt.Fprintf(w, "  %s: %s\n", clean(oneLine(name)), serverCoverageLine(s))
+			if m := missedLine(s); m != "" {
+				fmt.Fprintf(w, "    %s\n", c.paint(ansiDim, "never exercised: "+clean(oneLine(m))))
+			}
+		}
+	}
 }

@@ -43,6 +43,14 @@ type htmlData struct {
 	Collections                  []htmlCollection
 	Failures                     []htmlTest
 	Chart                        htmlChart
+	// CoverageTotal and Coverage are the coverage section (empty when none was recorded).
+	CoverageTotal string
+	Coverage      []htmlCoverage
+}
+
+// htmlCoverage is one row of the coverage table: one kind of one server.
+type htmlCoverage struct {
+	Collection, Server, Kind, Ratio, Missed string
 }
 
 // htmlSegment is one part of the stacked outcome bar.
@@ -184,6 +192,24 @@ func (h *HTML) data(run *result.Run) htmlData {
 		}
 	}
 	d.Chart = chart(run)
+	d.CoverageTotal = coverageTotal(run)
+	for _, c := range run.Collections {
+		if c == nil || c.Coverage == nil {
+			continue
+		}
+		for _, s := range c.Coverage.Servers {
+			for _, k := range kinds(s) {
+				missed := k.K.Missed
+				more := ""
+				if len(missed) > maxMissedNames {
+					more = fmt.Sprintf(", … (%d more)", len(missed)-maxMissedNames)
+					missed = missed[:maxMissedNames]
+				}
+				d.Coverage = append(d.Coverage, htmlCoverage{Collection: c.Name, Server: s.Server, Kind: k.Name,
+					Ratio: fmt.Sprintf("%d/%d", len(k.K.Exercised), k.K.Advertised), Missed: strings.Join(missed, ", ") + more})
+			}
+		}
+	}
 	return d
 }
 

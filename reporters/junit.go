@@ -75,6 +75,15 @@ func (j *JUnit) suite(id int, run *result.Run, c *result.Collection) junit.Tests
 		prop("git.branch", run.Git.Branch)
 		prop("git.commit", run.Git.Commit)
 	}
+	if c.Coverage != nil {
+		for _, sc := range c.Coverage.Servers {
+			for _, k := range kinds(sc) {
+				key := "coverage." + sc.Server + "." + k.Name
+				prop(key, fmt.Sprintf("%d/%d", len(k.K.Exercised), k.K.Advertised))
+				prop(key+".missed", strings.Join(k.K.Missed, ", "))
+			}
+		}
+	}
 	for _, sv := range c.Servers {
 		p := "server"
 		if len(c.Servers) > 1 {

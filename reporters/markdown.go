@@ -57,7 +57,7 @@ func (m *Markdown) Report(w io.Writer, run *result.Run) error {
 		fmt.Fprintf(&fails, "> [!NOTE]\n> %s not shown here: this comment is kept under %d bytes. The JSON or HTML report has every failure.\n\n",
 			textfmt.Plural(len(ps)-shown, "more failure"), m.opts.MarkdownLimit)
 	}
-	out := head + fails.String() + m.findings(run, budget-fails.Len()) + lat
+	out := head + fails.String() + m.findings(run, budget-fails.Len()) + m.coverage(run) + lat
 	if len(out) > m.opts.MarkdownLimit {
 		note := "\n\n… report truncated to fit the comment size limit.\n"
 		cut := m.opts.MarkdownLimit - len(note)
@@ -73,6 +73,39 @@ func (m *Markdown) Report(w io.Writer, run *result.Run) error {
 		return fmt.Errorf("markdown report: %w", err)
 	}
 	return nil
+}
+
+// coverage is the coverage section: one table row per server and kind, with what was never
+// exercised; "" when the run recorded none.
+func (m *Markdown) coverage(run *result.Run) string {
+	total := coverageTotal(run)
+	if total == "" {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Coverage\n\n%s\n\n| Server | Kind | Exercised | Never exercised |\n|---|---|---|---|\n", mdText(total))
+	for _, c := range run.Collections {
+		if c == nil || c.Coverage == nil {
+			continue
+		}
+		for _, s := range c.Coverage.Servers {
+			for _, k := range kinds(s) {
+				missed := k.K.Missed
+				more := ""
+				if len(missed) > maxMissedNames {
+					more = fmt.Sprintf(", … (%d more)", len(missed)-maxMissedNames)
+					missed = missed[:maxMissedNames]
+				}
+				names := make([]string, len(missed))
+				for i, n := range missed {
+					names[i] = mdCode(n)
+				}
+				fmt.Fprintf(&b, "| %s | %s | %d/%d | %s%s |\n", mdText(s.Server), k.Name, len(k.K.Exercised), k.K.Advertised, strings.Join(names, ", "), more)
+			}
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // head is the status line, the counts table and what it means.

@@ -138,6 +138,23 @@ func interruptedRun() *result.Run {
 	}
 }
 
+// coverageRun is the passing run with the coverage of its server: tools, prompts and resources
+// partly exercised, one kind with more missed items than a summary lists.
+func coverageRun() *result.Run {
+	r := passingRun()
+	missed := []string{}
+	for i := range 10 {
+		missed = append(missed, fmt.Sprintf("mcptest://static/r%d.txt", i))
+	}
+	r.Collections[0].Coverage = &result.Coverage{Servers: []result.ServerCoverage{{
+		Server:    "default",
+		Tools:     &result.KindCoverage{Advertised: 4, Exercised: []string{"echo", "add"}, Missed: []string{"slow", "flaky"}},
+		Prompts:   &result.KindCoverage{Advertised: 1, Exercised: []string{}, Missed: []string{"greet"}},
+		Resources: &result.KindCoverage{Advertised: 11, Exercised: []string{"mcptest://items/{id}"}, Missed: missed},
+	}}}
+	return r
+}
+
 // bailedRun is a run that --bail stopped after its second test failed.
 func bailedRun() *result.Run {
 	run := interruptedRun()

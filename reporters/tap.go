@@ -97,6 +97,20 @@ func (t *TAP) Report(w io.Writer, run *result.Run) error {
 	if streaming {
 		fmt.Fprintf(&b, "1..%d\n", n)
 	}
+	if total := coverageTotal(run); total != "" {
+		fmt.Fprintf(&b, "# coverage: %s\n", total)
+		for _, c := range run.Collections {
+			if c == nil || c.Coverage == nil {
+				continue
+			}
+			for _, s := range c.Coverage.Servers {
+				fmt.Fprintf(&b, "# coverage: %s: %s\n", clean(oneLine(s.Server)), serverCoverageLine(s))
+				if m := missedLine(s); m != "" {
+					fmt.Fprintf(&b, "#   never exercised: %s\n", clean(oneLine(m)))
+				}
+			}
+		}
+	}
 	switch c := run.Counts(); {
 	case run.BailedAfter != "":
 		fmt.Fprintf(&b, "Bail out! --bail: stopped after %s did not pass (%d of %s ran)\n", oneLine(clean(run.BailedAfter)), c.Total-c.Skipped, textfmt.Plural(c.Total, "test"))

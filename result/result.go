@@ -58,6 +58,73 @@ type Collection struct {
 	// Findings are what servers sent after the last test on their session ended that answered
 	// no request (see [Finding]); those sent during a test are in its [Test.Findings].
 	Findings []Finding `json:"findings,omitempty"`
+	// Coverage says which advertised tools, prompts and resources the collection exercised;
+	// nil when no server was reached.
+	Coverage *Coverage `json:"coverage,omitempty"`
+}
+
+// Coverage is, per server, which of the tools, prompts and resources it advertised the
+// collection's tests and detector blocks exercised (sent a request for).
+type Coverage struct {
+	Servers []ServerCoverage `json:"servers"`
+}
+
+// ServerCoverage is one server's coverage. A kind is nil when the server does not offer it
+// (no such capability) or its listing failed.
+type ServerCoverage struct {
+	Server string        `json:"server"`
+	Tools  *KindCoverage `json:"tools,omitempty"`
+	// Prompts are exercised by prompts/get.
+	Prompts *KindCoverage `json:"prompts,omitempty"`
+	// Resources count static resources (by URI) and resource templates (by URI template; a
+	// read of a URI the template matches exercises it).
+	Resources *KindCoverage `json:"resources,omitempty"`
+}
+
+// KindCoverage is the coverage of one kind of item: names (URIs, URI templates) in the
+// server's listing order.
+type KindCoverage struct {
+	Advertised int      `json:"advertised"`
+	Exercised  []string `json:"exercised"`
+	Missed     []string `json:"missed"`
+}
+
+// Totals counts the items exercised and advertised over every server and kind; a nil
+// Coverage counts zero.
+func (c *Coverage) Totals() (exercised, advertised int) {
+	if c == nil {
+		return 0, 0
+	}
+	for _, s := range c.Servers {
+		for _, k := range []*KindCoverage{s.Tools, s.Prompts, s.Resources} {
+			if k != nil {
+				exercised += len(k.Exercised)
+				advertised += k.Advertised
+			}
+		}
+	}
+	return exercised, advertised
+}
+
+// Coverage totals the coverage of every collection: items exercised and advertised.
+func (r *Run) Coverage() (exercised, advertised int) {
+	for _, c := range r.Collections {
+		if c == nil {
+			continue
+		}
+		e, a := c.Coverage.Totals()
+		exercised += e
+		advertised += a
+	}
+	return exercised, advertised
+}
+
+// Percent is exercised over advertised in percent, 100 when nothing is advertised.
+func Percent(exercised, advertised int) float64 {
+	if advertised == 0 {
+		return 100
+	}
+	return 100 * float64(exercised) / float64(advertised)
 }
 
 // Server describes one connected server.

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpspec/mcpspec/assert"
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/internal/toolschema"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -129,7 +130,11 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 			Hint:    "raise --rate or the test's timeout"})
 	}
 	callTimeout := orDefault(p.def.Timeouts.Call, cr.r.opts.CallTimeout)
-	o := send(actx, c.Session, t.Step, cr.vars, callTimeout)
+	var contracts *toolschema.Tools
+	if cr.r.opts.Strict {
+		contracts = p.contracts
+	}
+	o := send(actx, c.Session, t.Step, cr.vars, callTimeout, contracts)
 	cat := session.CategoryOf(o.err)
 	// The session is given back once the attempt is judged: what its server sent meanwhile
 	// (a duplicate answer right after the real one) is this attempt's. The scheduler never runs
@@ -138,6 +143,9 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		a.findings = cr.findings.take(c, t.Server, answered(o.err))
 		p.release(c, cat == session.Crash || cat == session.Disconnected)
 	}()
+	if o.sent() {
+		p.exerciseStep(t.Step, o.method, o.request)
+	}
 
 	mask := cr.mask
 	if o.request != nil {
@@ -156,6 +164,10 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		a.noRetry = true
 		return errored(&result.Error{Message: "expand variables: " + o.varErr.Error(),
 			Hint: "define it with --var, --env-file, the environment or variables:, or extract it in a test this one depends on"})
+	case o.strictErr != nil:
+		a.noRetry = true
+		return errored(&result.Error{Category: string(session.ProtocolError), Message: "not sent (--strict): " + o.strictErr.Error(),
+			Hint: "fix the test's arguments to match the tool's inputSchema (mcpspec tools --server … shows it), or run without --strict"})
 	case o.err != nil && (o.rpcErr == nil || t.ExpectError == nil):
 		e := describeCall(c, o.err, o.method, callTimeout)
 		if ctx.Err() != nil {
@@ -168,6 +180,14 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		return errored(e)
 	}
 
+	if cr.r.opts.Strict && o.err == nil {
+		if tc, ok := t.Step.(*collection.ToolCall); ok {
+			if err := p.contracts.CheckResult(tc.Tool, o.raw); err != nil {
+				return errored(&result.Error{Category: string(session.ProtocolError), Message: "--strict: " + err.Error(),
+					Hint: "the server breaks its own contract: a tool with an outputSchema must return structuredContent that conforms to it"})
+			}
+		}
+	}
 	return cr.judge(actx, t, p, o, a)
 }
 

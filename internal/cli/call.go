@@ -176,20 +176,25 @@ const maxArgsSize = transport.MaxFrameSize
 // readArgs reads --args: a JSON object given inline, @FILE, or - for stdin. It must be a JSON
 // object; "" means {}.
 func readArgs(v string, stdin io.Reader) (json.RawMessage, error) {
-	src := "--args"
+	return readObjectFlag("args", v, stdin)
+}
+
+// readObjectFlag reads flag --name's JSON object (see [readArgs]).
+func readObjectFlag(name, v string, stdin io.Reader) (json.RawMessage, error) {
+	src := "--" + name
 	var data []byte
 	switch {
 	case v == "":
 		return json.RawMessage("{}"), nil
 	case v == "-":
-		src = "--args - (stdin)"
+		src = "--" + name + " - (stdin)"
 		b, err := io.ReadAll(io.LimitReader(stdin, maxArgsSize+1))
 		if err != nil {
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Err: err}
 		}
 		data = b
 	case strings.HasPrefix(v, "@"):
-		src = "--args " + v
+		src = "--" + name + " " + v
 		fh, err := os.Open(v[1:])
 		if err != nil {
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Hint: "check the path after @", Err: err}

@@ -44,11 +44,13 @@ func (a *app) testCommand() *cli.Command {
 		Name:  "test",
 		Usage: "run collections of tests against their servers",
 		UsageText: "mcpspec test FILE|DIR… [--env NAME] [--var K=V]… [--tag T]… [--grep RE] [--parallel N]\n" +
-			"    [--reporter NAME[=PATH]]… [--baseline NAME | --save-baseline[=NAME]] [--watch]\n\n" +
+			"    [--reporter NAME[=PATH]]… [--baseline NAME | --save-baseline[=NAME]] [--watch] [--strict] [--min-coverage PCT]\n\n" +
 			"A directory contributes its *.yaml and *.yml files. Reporters: console (default), json,\n" +
 			"junit, tap, html, markdown; NAME=PATH writes to a file, NAME alone to stdout. Every run is\n" +
-			"saved as .mcpspec/runs/latest.json ('mcpspec baseline save' promotes it).\n\n" +
-			"Exit codes: 0 all passed · 1 a test failed or a baseline regression · 2 runtime error ·\n" +
+			"saved as .mcpspec/runs/latest.json ('mcpspec baseline save' promotes it). A collection's deadlock:,\n" +
+			"race: and head-of-line: blocks run after its tests (not with --tag; --grep selects them by kind).\n\n" +
+			"Exit codes: 0 all passed · 1 a test failed, a detector found a bug, a baseline regression or coverage\n" +
+			"below --min-coverage · 2 runtime error ·\n" +
 			"3 invalid collection or flags · 4 no server could be connected · 130 interrupted (the\n" +
 			"reports of the partial run are still written).",
 		Flags: []cli.Flag{
@@ -58,11 +60,12 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "tag", Usage: "run only tests with tag `T` (repeatable: any of them); their dependencies run too"},
 			&cli.StringFlag{Name: "grep", Usage: "run only tests whose name or id matches the regular expression `RE`"},
 			&cli.BoolFlag{Name: "bail", Usage: "stop after the first failed test; the rest are skipped"},
-			&cli.BoolFlag{Name: "strict", Usage: "fail a test during which its server sent something that answered no request (a second answer, an id never issued, a stray frame)"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail on answers to no request (a second answer, an id never issued, a stray frame), and check every tools/call against the tool's inputSchema before sending and its outputSchema after"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "run up to `N` independent tests at once (N sessions per server)"},
 			&cli.FloatFlag{Name: "rate", DefaultText: "0, no limit", Usage: "send at most `N` requests per second"},
 			&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
 			&cli.BoolFlag{Name: "update", Usage: "rewrite snapshot files instead of comparing with them"},
+			&cli.BoolFlag{Name: "skip-load", Usage: "do not run the collections' load: blocks (they run after the tests, writing .mcpspec/runs/load/<id>/)"},
 			&cli.BoolFlag{Name: "watch", Usage: "run again whenever a collection file changes (Ctrl-C ends)"},
 			&cli.GenericFlag{Name: "save-baseline", Value: save, Usage: "save this run as a baseline: --save-baseline`[=NAME]` (no NAME: the git branch, else \"default\"; write the = sign)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare this run with baseline `NAME`; a regression exits 1"},
@@ -71,6 +74,7 @@ func (a *app) testCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", DefaultText: collection.DefaultCallTimeout.String(), Usage: "default per-request timeout of servers that set no timeouts.call"},
 			&cli.DurationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "default start/handshake timeout of servers that set no timeouts.connect"},
 			&cli.StringFlag{Name: "protocol-version", Usage: "pin the protocol version of servers that pin none (default: detect the era)"},
+			&cli.FloatFlag{Name: "min-coverage", DefaultText: "off", Usage: "fail (exit 1) when less than `PCT` % of the advertised tools, prompts and resources were exercised"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
 	}
@@ -108,6 +112,9 @@ type testConfig struct {
 	baseline      string
 	baselineDir   string
 	ignoreLatency bool
+	// minCoverage is --min-coverage in percent; negative when not given.
+	minCoverage float64
+	skipLoad    bool
 }
 
 // reporterSpec is one --reporter NAME[=PATH].
@@ -136,6 +143,14 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		baseline:      cmd.String("baseline"),
 		baselineDir:   cmd.String("baseline-dir"),
 		ignoreLatency: cmd.Bool("ignore-latency"),
+		skipLoad:      cmd.Bool("skip-load"),
+		minCoverage:   -1,
+	}
+	if cmd.IsSet("min-coverage") {
+		cfg.minCoverage = cmd.Float("min-coverage")
+		if cfg.minCoverage < 0 || cfg.minCoverage > 100 {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--min-coverage must be between 0 and 100, got %v", cfg.minCoverage), Hint: "a percentage, e.g. --min-coverage 80"}
+		}
 	}
 	if len(cfg.paths) == 0 {
 		return nil, &Error{Code: ExitConfig, Msg: "no collection given",
@@ -520,6 +535,10 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		ropts.StderrDir = ""
 	}
 	run, runErr := runner.New(&ropts).Run(ctx, cols)
+	if runErr == nil && !cfg.skipLoad {
+		// A collection's load: block runs after its tests; its thresholds are test cases.
+		run.Collections = append(run.Collections, a.runLoadBlocks(ctx, cols)...)
+	}
 
 	// Reports first: nothing of a partial run is lost.
 	problems := writeReports(reps, run)
@@ -567,6 +586,31 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		// Every test passed, but a server sent something after its last test (a second answer).
 		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("the servers sent %s after their last tests that answered no request (--strict)", textfmt.Plural(run.Findings(), "message")),
 			Hint: "the report lists them under the collection; a server must answer each request once"}
+	}
+	return coverageError(run, cfg.minCoverage)
+}
+
+// coverageError is the failure of a run that exercised less than min % of what its servers
+// advertised (min < 0: not checked).
+func coverageError(run *result.Run, min float64) error {
+	if min < 0 {
+		return nil
+	}
+	e, a := run.Coverage()
+	if a == 0 {
+		known := false
+		for _, c := range run.Collections {
+			known = known || (c != nil && c.Coverage != nil)
+		}
+		if !known {
+			return &Error{Code: ExitFailure, Msg: "--min-coverage: no coverage is known: no server listed its tools, prompts or resources",
+				Hint: "check that the servers connect and answer tools/list"}
+		}
+		return nil
+	}
+	if got := result.Percent(e, a); got < min {
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("coverage %.1f%% (%d of %d advertised tools, prompts and resources exercised) is below --min-coverage %g%%", got, e, a, min),
+			Hint: "the report lists what was never exercised; add tests for it, or lower --min-coverage"}
 	}
 	return nil
 }
