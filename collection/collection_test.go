@@ -132,7 +132,7 @@ tests:
     expect:
       - equal: {path: $.x, value: 1}
 `, nil, []string{
-			`x.yaml:6:14: test "a" timeout: invalid duration "soon"`,
+			`x.yaml:6:14: test "a" timeout: "soon" is not a duration`,
 			`x.yaml:9:14: test "b" retries must be an integer, got string "2"`,
 			`x.yaml:13:9: test "c" expect: unknown assertion type "equal" (did you mean "equals"?)`}},
 		{"syntax error", "server: testserver\ntests:\n  - name: a\n    call: [b\n", nil, []string{"x.yaml:", "YAML syntax error"}},
@@ -153,7 +153,9 @@ tests:
 		{"no server", "tests: [{name: a, call: b}]", nil, []string{"defines no server"}},
 		{"alias", "server: testserver\nx: &a 1\ntests: [{name: a, call: b}]", nil, []string{"x.yaml:2:4: YAML anchors"}},
 		{"custom tag", "server: testserver\ntests: [{name: a, call: b, with: {x: !!binary aGk=}}]", nil, []string{"YAML tag !!binary"}},
-		{"duration without unit", "server: testserver\ntests: [{name: a, call: b, timeout: \"500\"}]", nil, []string{`has no unit`}},
+		{"schema output on a read step", "server: testserver\ntests: [{name: a, read: \"x://y\", expect: [{schema: output}]}]", nil, []string{`x.yaml:2:52: test "a" expect: a schema assertion without an inline schema checks a tool's structuredContent against its outputSchema; a read step has none`}},
+		{"bare number is milliseconds, quoted too", "server: testserver\ntests: [{name: a, call: b, timeout: \"500\", expect: [{latency: 400}]}, {name: c, call: b, timeout: 500, expect: [{latency: \"1_000\"}]}]", nil, []string{`test "c": latency bound 1s is not below the test timeout 500ms`}},
+		{"duration not a duration", "server: testserver\ntests: [{name: a, call: b, timeout: \"500 apples\"}]", nil, []string{`"500 apples" is not a duration (write a duration with a unit`}},
 		{"bare integer duration ok but negative", "server: testserver\ntests: [{name: a, call: b, timeout: -5}]", nil, []string{"must be positive"}},
 		{"duplicate ids", `
 server: testserver
@@ -512,7 +514,7 @@ func TestAssertionFieldErrorReportedOnce(t *testing.T) {
 	}{
 		{"zero latency", "{latency: 0}", "latency max must be positive, got 0"},
 		{"negative latency", "{latency: -5}", "latency max must be positive, got -5"},
-		{"bad duration", `{latency: "abc"}`, `latency max: invalid duration "abc"`},
+		{"bad duration", `{latency: "abc"}`, `latency max: "abc" is not a duration`},
 		{"zero maxMs", "{type: latency, maxMs: 0}", "latency maxMs must be between 1 and"},
 	}
 	for _, tc := range tests {

@@ -35,7 +35,7 @@ func detectorFlagDefs(extra ...cli.Flag) []cli.Flag {
 	}
 	out = append(out, extra...)
 	return append(out,
-		&cli.DurationFlag{Name: "max-time", Value: defaultMaxTime, Usage: "stop after `D` and report what was found so far"},
+		&durationFlag{Name: "max-time", Value: defaultMaxTime, Usage: "stop after `D` and report what was found so far"},
 		explainFlag(),
 	)
 }

@@ -29,7 +29,7 @@ func (a *app) validateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "var", Usage: "set variable `K=V` (repeatable)"},
 			&cli.StringFlag{Name: "env-file", Usage: "read variables from `PATH`"},
 			&cli.BoolFlag{Name: "server-check", Usage: "connect to the servers and check that the tools the tests call exist"},
-			&cli.DurationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "with --server-check, the default start/handshake timeout of servers that set no timeouts.connect"},
+			&durationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "with --server-check, the default start/handshake timeout of servers that set no timeouts.connect"},
 		},
 		Action: a.validate,
 	}

@@ -2,11 +2,13 @@ package serverconn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -220,8 +222,14 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 		e.hint = "check the host name in the server's URL"
 	case errors.As(err, &statusErr):
 		e.Msg = fmt.Sprintf("%s answered HTTP %d during %s", where, statusErr.Status, phase)
-		e.hint = op.statusHint(statusErr.Status)
-		if len(statusErr.Body) > 0 {
+		e.hint = op.statusHint(statusErr.Status, statusErr.Body)
+		if code, msg, ok := rpcError(statusErr.Body); ok {
+			// The body is a JSON-RPC error: its code says more than the status.
+			e.Msg += fmt.Sprintf(" with JSON-RPC error %d: %s", code, msg)
+			if h := CodeHint(phase, code); h != "" {
+				e.hint = h
+			}
+		} else if len(statusErr.Body) > 0 {
 			e.Msg += ": " + OneLine(transport.Excerpt(statusErr.Body, 200))
 		}
 	case e.Category == session.Crash:
@@ -351,10 +359,31 @@ func orPath(p, def string) string {
 	return def
 }
 
-func (op *Opener) statusHint(status int) string {
+// rpcError reads a JSON-RPC error object from an HTTP body.
+func rpcError(body []byte) (code int, msg string, ok bool) {
+	var v struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil || v.Error == nil || v.Error.Code == 0 {
+		return 0, "", false
+	}
+	return v.Error.Code, v.Error.Message, true
+}
+
+// originRE spots a 403 body that blames the request's Origin or Host header.
+var originRE = regexp.MustCompile(`(?i)\b(origin|host)\b`)
+
+func (op *Opener) statusHint(status int, body []byte) string {
 	switch {
-	case status == 401 || status == 403:
+	case status == 403 && originRE.Match(body):
+		return "the server refused the request's Origin or Host header (DNS-rebinding protection): send an Origin it allows with a header, or reach it by the host name it expects"
+	case status == 401:
 		return "the server wants credentials: " + op.o.Terms.Credentials
+	case status == 403:
+		return "the server refused the request: check the credentials (" + op.o.Terms.Credentials + ") and whether it rejects the Origin or Host header"
 	case status == 404:
 		return "check the URL path (MCP servers often serve /mcp, legacy ones /sse)"
 	case status == 405 || status == 501:
