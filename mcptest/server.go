@@ -83,7 +83,7 @@ func StartServer(l net.Listener, opts *Options) (*Server, error) {
 		WSURL:       "ws://" + addr + PathWebSocket,
 		Addr:        addr,
 		Backend:     b,
-		anyHost:     opts != nil && opts.AllowAnyHost,
+		anyHost:     opts != nil && (opts.AllowAnyHost || opts.SloppyHTTP),
 		serveDone:   make(chan struct{}),
 		sessions:    make(map[string]*httpSession),
 		sseSessions: make(map[string]*sseSession),
@@ -100,7 +100,7 @@ func StartServer(l net.Listener, opts *Options) (*Server, error) {
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
 	s.srv = &http.Server{
-		Handler:           s.track(mux),
+		Handler:           s.sloppyHTTP(s.track(mux)),
 		BaseContext:       func(net.Listener) context.Context { return s.ctx },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),

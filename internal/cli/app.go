@@ -124,6 +124,7 @@ func (a *app) verbs() []*cli.Command {
 		a.callCommand(),
 		a.inspectCommand(),
 		a.testCommand(),
+		a.probeCommand(),
 		a.deadlockCommand(),
 		a.raceCommand(),
 		a.headOfLineCommand(),
