@@ -91,6 +91,13 @@ func (op *Opener) Negotiated() string {
 // interruption), every later call returns that failure at once: a server that cannot start is
 // started once. A failure is an [*Error] with a category and a hint.
 func (op *Opener) Open(ctx context.Context) (*Conn, error) {
+	return op.OpenWith(ctx, nil)
+}
+
+// OpenWith is [Opener.Open] with session options of its own: adjust, when not nil, changes a
+// copy of the opener's (a detector turns on the hang detector for its sessions this way). The
+// session still pins the version the first session negotiated, unless adjust pins another.
+func (op *Opener) OpenWith(ctx context.Context, adjust func(*session.Options)) (*Conn, error) {
 	op.mu.Lock()
 	isFirst := !op.started
 	op.started = true
@@ -108,7 +115,7 @@ func (op *Opener) Open(ctx context.Context) (*Conn, error) {
 			return nil, op.interrupted("before connecting")
 		}
 	}
-	c, err := op.open(ctx)
+	c, err := op.open(ctx, adjust)
 	if isFirst {
 		op.mu.Lock()
 		if ctx.Err() == nil {
@@ -126,7 +133,7 @@ func (op *Opener) interrupted(when string) *Error {
 	return &Error{Category: session.Cancelled, Op: "the handshake", Msg: "interrupted " + when, Err: context.Canceled}
 }
 
-func (op *Opener) open(ctx context.Context) (*Conn, error) {
+func (op *Opener) open(ctx context.Context, adjust func(*session.Options)) (*Conn, error) {
 	n := int(op.opened.Add(1))
 	stderrPath := ""
 	if op.o.StderrFile != nil {
@@ -144,6 +151,9 @@ func (op *Opener) open(ctx context.Context) (*Conn, error) {
 	so := op.o.Session
 	if so.ProtocolVersion == "" {
 		so.ProtocolVersion = op.Negotiated()
+	}
+	if adjust != nil {
+		adjust(&so)
 	}
 	// The handshake is bounded by ctx's deadline too: name the limit that applied.
 	limit, byCaller := so.ConnectTimeout, false
