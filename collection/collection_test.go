@@ -446,7 +446,7 @@ load:
   thresholds: {p50: 100ms, p99: 500ms, errorRate: 0.01, hangTimeout: 5s, memoryGrowthMb: 50}
 deadlock: {tool: add, concurrent: 20, hangThreshold: 5s, gracePeriod: 10s}
 race: {tool: echo, input: {text: x}, concurrent: 8, ignore: [$.meta]}
-fuzz: {iterations: 50, seed: 7, payloads: [giant]}
+fuzz: {iterations: 50, seed: 7, payloads: [huge-frame]}
 probe: {checks: [missing-fields], timeout: 2s}
 `
 	c, err := Parse("r.yaml", []byte(doc), nil)

@@ -63,7 +63,8 @@ type Collection struct {
 	Race     *RaceSpec
 	Fuzz     *FuzzSpec
 	Probe    *ProbeSpec
-	// Audit is run by `mcpspec test` after the tests (see [AuditSpec]).
+	// Audit is run by `mcpspec test` after the tests (see [AuditSpec]); so is Fuzz (see
+	// [FuzzSpec]).
 	Audit *AuditSpec
 
 	// Masker masks every secret known at load; the runner adds extracted secrets to it.
@@ -156,7 +157,8 @@ type Test struct {
 	// when one of them did not pass.
 	DependsOn []string
 	Requires  []string
-	// Step is what to send: *ToolCall, *ReadResource, *GetPrompt, *List, *Complete or *Request.
+	// Step is what to send: *ToolCall, *ReadResource, *GetPrompt, *List, *Complete, *Request or
+	// *Frame.
 	Step Step
 	// ExpectError, when set, makes the test pass only on an error (a JSON-RPC error, or a tool
 	// result with isError) that matches it.
@@ -195,7 +197,7 @@ type Extract struct {
 }
 
 // Step is the request a test sends. The concrete types are *ToolCall, *ReadResource, *GetPrompt,
-// *List, *Complete and *Request; the runner switches on them.
+// *List, *Complete, *Request and *Frame; the runner switches on them.
 type Step interface {
 	// Kind is the result kind: assert.KindTool, KindRead, KindPrompt, KindList, KindComplete or
 	// KindRequest.

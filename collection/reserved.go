@@ -2,7 +2,7 @@ package collection
 
 import "time"
 
-// The blocks below are reserved for the load, deadlock, race, fuzz and probe verbs. They are
+// The blocks below are reserved for the load, deadlock, race and probe verbs. They are
 // parsed and validated with the collection so files written today keep working when those verbs
 // land; `mcpspec test` ignores them. Field names are camelCase.
 
@@ -94,15 +94,6 @@ type RaceSpec struct {
 	// Ignore lists JSONPaths removed before comparing (timestamps, ids).
 	Ignore []string
 	Pos    Pos
-}
-
-// FuzzSpec is the `fuzz:` block: malformed-but-plausible payloads.
-type FuzzSpec struct {
-	Iterations int
-	Seed       int64
-	// Payloads names payload families; empty means all.
-	Payloads []string
-	Pos      Pos
 }
 
 // ProbeSpec is the `probe:` block: protocol conformance probes.
