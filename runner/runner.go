@@ -227,6 +227,9 @@ func (cr *colRun) execute(ctx context.Context) {
 	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
 		cr.runAudit(ctx, cr.col.Audit)
 	}
+	if cr.col.Fuzz != nil && ctx.Err() == nil && cr.st.bail() == "" {
+		cr.runFuzz(ctx, cr.col.Fuzz)
+	}
 	var wg sync.WaitGroup
 	for _, p := range cr.pools {
 		wg.Add(1)

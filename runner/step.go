@@ -26,6 +26,8 @@ type outcome struct {
 	rpcErr *session.Error
 	// varErr is a variable that could not be expanded: nothing was sent.
 	varErr error
+	// broken says the session must not be reused (a frame step that ended it).
+	broken bool
 }
 
 // send expands the step's variables and sends it on s.
@@ -106,6 +108,8 @@ func send(ctx context.Context, s *session.Session, st collection.Step, vars *col
 			return o
 		}
 		return o.response(s.Call(ctx, st.Method, params, &session.CallOptions{Timeout: callTimeout}))
+	case *collection.Frame:
+		return o.frame(ctx, s, st.Data, callTimeout)
 	default:
 		o.varErr = fmt.Errorf("unsupported step %T", st)
 	}
