@@ -69,6 +69,7 @@ func (a *app) verbs() []*cli.Command {
 		a.baselineCommand(),
 		a.compareCommand(),
 		a.auditCommand(),
+		a.fuzzCommand(),
 		a.testserverCommand(),
 		a.versionCommand(),
 	}
