@@ -49,6 +49,7 @@
 //	list: tools|resources|prompts|templates           # every page of a list
 //	complete: {ref: {type: prompt, name: greet}, argument: {name: name, value: A}}
 //	request: {method: ping, params: {}, notification: false}   # a raw JSON-RPC request
+//	frame: '{"jsonrpc":"2.0","id":9,"method":"ping"}'         # raw bytes, as written ({base64: …} too)
 //
 // A server is a command line ("npx server /tmp", split like a shell without expansion), a URL
 // (http(s):// → Streamable HTTP, ws(s):// → WebSocket, tcp://host:port), "testserver [flags]" —
@@ -77,7 +78,7 @@
 //
 // # Reserved blocks
 //
-// `load:`, `deadlock:`, `race:`, `fuzz:` and `probe:` are parsed and validated ([LoadSpec],
-// [DeadlockSpec], [RaceSpec], [FuzzSpec], [ProbeSpec]) so collections can carry them today;
-// `mcpspec test` ignores them.
+// `load:`, `deadlock:`, `race:` and `probe:` are parsed and validated ([LoadSpec],
+// [DeadlockSpec], [RaceSpec], [ProbeSpec]) so collections can carry them today; `mcpspec test`
+// ignores them. `audit:` ([AuditSpec]) and `fuzz:` ([FuzzSpec]) run after the tests.
 package collection

@@ -91,4 +91,14 @@
 //
 // Failure modes target tools/call only, so the handshake and the listings stay healthy and a
 // detector can reach the fault; SlowInitialize is the one exception. See [Options] for each.
+//
+// The protocol fuzzer's targets are the exceptions to that rule, each off by default:
+// [Options.CrashOnDepth] (--crash-on-depth N: the parser dies on a frame nested deeper than N),
+// [Options.PanicOnWrongType] (--panic-on-wrong-type: a tools/call handler dies on an argument of
+// the wrong JSON type), [Options.MalformedMethod] (--malformed-method M: truncated JSON answers
+// to every request of M), [Options.SilentUnknownMethods] (--silent-unknown-methods: unknown
+// methods are never answered) and [Options.AcceptInvalid] (--accept-invalid: tools take missing
+// or mistyped arguments as zero values). A crash they provoke is a real panic under
+// `mcpspec testserver` (exit status 2, a Go stack trace on stderr) and a dropped connection in
+// process.
 package mcptest

@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -188,6 +189,10 @@ type evidence struct {
 	err     error
 	// sendErr is a failure to send a frame.
 	sendErr error
+	// refused marks the frames the transport refused as it sent them (an HTTP error status:
+	// an answer of its own); refusal is the first such error.
+	refused []bool
+	refusal error
 	// missing lists strict requests sent raw whose answer never came.
 	missing []string
 	// live is the liveness ping's failure, nil when the server answered it.
@@ -224,8 +229,18 @@ func (w *worker) runFrames(ctx context.Context, c mutate.Case, res *CaseResult) 
 		ev.awaited = true
 		ev.resp, ev.err = conn.RequestRaw(ctx, id, res.Sent[0], w.opts.HangAfter)
 	} else {
-		for _, f := range res.Sent {
-			if err := conn.SendRaw(ctx, f); err != nil {
+		ev.refused = make([]bool, len(res.Sent))
+		for i, f := range res.Sent {
+			err := conn.SendRaw(ctx, f)
+			if refusedAtSend(err) {
+				// Over HTTP each frame is a request of its own: a refused one is answered.
+				ev.refused[i] = true
+				if ev.refusal == nil {
+					ev.refusal = err
+				}
+				continue
+			}
+			if err != nil {
 				ev.sendErr = err
 				break
 			}
@@ -278,6 +293,7 @@ func (w *worker) settle(ctx context.Context, ev *evidence) {
 	if !gone && ev.live == nil && !ev.awaited {
 		for i, ct := range ev.contracts {
 			switch id := idOf(ev.sent[i]); {
+			case ev.refused != nil && ev.refused[i]:
 			case ct.Strict && ct.Request:
 				if !w.tap.waitAnswer(ct.ID, deadline) {
 					ev.missing = append(ev.missing, string(ct.ID))
@@ -302,19 +318,45 @@ func (w *worker) ping(ctx context.Context, timeout time.Duration) error {
 	return pingSession(ctx, w.conn.Session, timeout)
 }
 
+// refusedAtSend reports whether err is an HTTP error status answering the frame sent.
+func refusedAtSend(err error) bool {
+	var st *transport.StatusError
+	return err != nil && errors.As(err, &st)
+}
+
 // lost reports whether err means the connection is gone.
 func lost(err error) bool {
 	c := session.CategoryOf(err)
 	return c == session.Crash || c == session.Disconnected
 }
 
-// malformedErr reports whether err is an answer that breaks JSON-RPC (not an error code).
-func malformedErr(err error) bool {
+// brokenAnswer reports whether err is an answer that breaks JSON-RPC, with the offending
+// bytes and why. The session files an error whose code is 0 as a protocol error too; JSON-RPC
+// asks only for an integer, so such an error (checked against the full frame when the tap
+// has it) is an answer, not a malformed one.
+func brokenAnswer(err error, frames []tapped) (frame []byte, why string, broken bool) {
 	var se *session.Error
 	if !errors.As(err, &se) {
-		return false
+		return nil, "", false
 	}
-	return se.Category == session.Malformed || (se.Category == session.ProtocolError && se.Code == 0)
+	switch {
+	case se.Category == session.Malformed:
+		return se.Frame, se.Message, true
+	case se.Category == session.ProtocolError && se.Code == 0:
+		full := se.Frame
+		for _, f := range frames {
+			if len(full) > 0 && bytes.HasPrefix(f.data, full) {
+				full = f.data
+				break
+			}
+		}
+		for _, m := range messages(full) {
+			if m.problem != "" {
+				return se.Frame, se.Message, true
+			}
+		}
+	}
+	return nil, "", false
 }
 
 // judge decides the outcome from the evidence. Precedence follows the fault taxonomy: a crash
@@ -346,11 +388,11 @@ func judge(ev *evidence, res *CaseResult) {
 		}
 	}
 	for _, err := range []error{ev.err, ev.live} {
-		var se *session.Error
-		if bad == nil && malformedErr(err) && errors.As(err, &se) {
-			bad, badWhy = se.Frame, se.Message
+		if frame, why, broken := brokenAnswer(err, ev.frames); bad == nil && broken {
+			bad, badWhy = frame, why
 		}
 	}
+	_, _, liveBroken := brokenAnswer(ev.live, ev.frames)
 	res.lost = gone != nil
 	switch {
 	case gone != nil:
@@ -384,7 +426,7 @@ func judge(ev *evidence, res *CaseResult) {
 		}
 		res.Stderr = ev.stderr.since(nil)
 		return
-	case ev.live != nil && !malformedErr(ev.live):
+	case ev.live != nil && !liveBroken:
 		res.lost = true
 		if strict {
 			res.Outcome, res.Detail = Hang, "the server stopped answering after a well-formed message: "+errText(ev.live)
@@ -446,6 +488,10 @@ func judgeAnswer(ev *evidence, res *CaseResult, strict bool, why string) {
 					}
 				}
 			}
+		}
+		if ev.refusal != nil {
+			res.Outcome, res.Detail = Rejected, "rejected: "+errText(ev.refusal)
+			return
 		}
 		res.Outcome, res.Detail = Ignored, "no answer; the server still answers a ping"
 		if !strict {

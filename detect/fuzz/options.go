@@ -18,7 +18,6 @@ const (
 	DefaultLiveness     = 2 * time.Second
 	DefaultMinimizeRuns = 40
 	DefaultMinimizeTime = 60 * time.Second
-	DefaultMaxRespawns  = 100
 )
 
 // Options configures a fuzz run. A nil *Options means the defaults.
@@ -49,7 +48,8 @@ type Options struct {
 	// negative value turns minimisation off); MinimizeTime caps all of them (default 60s).
 	MinimizeRuns int
 	MinimizeTime time.Duration
-	// MaxRespawns caps how often the server is restarted (default 100); past it the run stops.
+	// MaxRespawns caps how often the server is restarted (default: Iterations, since a server
+	// may end the session on every frame it refuses); past it the run stops.
 	MaxRespawns int
 	// MaxFrame bounds generated frames (default mutate.DefaultMaxFrame, 4 MiB).
 	MaxFrame int
@@ -79,7 +79,7 @@ func (o *Options) withDefaults() Options {
 		v.MinimizeTime = DefaultMinimizeTime
 	}
 	if v.MaxRespawns <= 0 {
-		v.MaxRespawns = DefaultMaxRespawns
+		v.MaxRespawns = v.Iterations
 	}
 	if v.Families == nil {
 		v.Families = mutate.Families()
