@@ -85,6 +85,8 @@ type Finding struct {
 	BeforeInit bool `json:"beforeInitialize,omitempty"`
 
 	key string
+	// took is how long the first case that showed it took.
+	took time.Duration
 	// slot is the property path a schema case mutated (kept by minimisation).
 	slot []string
 	// template is the case's frames with the id placeholder, what minimisation works on.
@@ -163,7 +165,7 @@ func (r *Report) record(res *CaseResult) {
 	f := &Finding{
 		ID: fmt.Sprintf("F%d", len(r.Findings)+1), Outcome: res.Outcome, Family: c.Family, Kind: c.Kind, What: c.What,
 		Detail: res.Detail, Case: c.N, Count: 1, Tool: c.Tool, Args: c.Args, Answer: res.Answer, Stderr: res.Stderr,
-		BeforeInit: c.Family == mutate.BeforeInit, key: key, slot: c.Slot,
+		BeforeInit: c.Family == mutate.BeforeInit, key: key, slot: c.Slot, took: res.Duration,
 	}
 	if c.Family != mutate.Schema {
 		f.template = c.Frames

@@ -62,8 +62,8 @@ func (f *Finding) test(strict bool) *result.Test {
 	t := &result.Test{
 		ID: "fuzz-" + strings.ToLower(f.ID), Name: fmt.Sprintf("fuzz %s %s: %s", f.ID, f.Outcome, f.What),
 		Tags: []string{Kind, string(f.Outcome), string(f.Family)}, Kind: Kind, Target: f.target(),
-		Status: result.Failed, Failures: []result.Failure{failure},
-		Attempts: []result.Attempt{{Status: result.Failed, Failures: []result.Failure{failure}}},
+		Status: result.Failed, Failures: []result.Failure{failure}, Duration: f.took,
+		Attempts: []result.Attempt{{Status: result.Failed, Failures: []result.Failure{failure}, Duration: f.took}},
 		Request:  f.request(), Response: printable(f.Answer), Stderr: f.Stderr,
 	}
 	return t
@@ -104,7 +104,11 @@ func printable(b []byte) string {
 		s = "base64:" + base64.StdEncoding.EncodeToString(b)
 	}
 	if len(s) > excerptSize {
-		s = s[:excerptSize] + fmt.Sprintf("… (%d bytes)", len(b))
+		end := excerptSize
+		for end > 0 && !utf8.RuneStart(s[end]) {
+			end--
+		}
+		s = s[:end] + fmt.Sprintf("… (%d bytes)", len(b))
 	}
 	return s
 }
