@@ -18,7 +18,8 @@
 //	snapshot  the value at path (default $) equals a golden file, compared as canonical JSON
 //	expr      an expr-lang boolean expression over response, vars, latency, isError and text
 //
-// Paths are JSONPath (github.com/PaesslerAG/jsonpath) over the decoded result document: for a
+// Paths are RFC 9535 JSONPath (github.com/theory/jsonpath; paths only the older Goessner
+// dialect parses go to github.com/PaesslerAG/jsonpath) over the decoded result document: for a
 // tools/call "$" is the result object {content, structuredContent, isError}; for resources/read
 // the read result {contents}; for prompts/get the get result {description, messages}; for a list
 // step {items: [...]}; for a raw request the raw result. See [Subject].
@@ -26,5 +27,9 @@
 // Expressions are sandboxed: expr has no I/O functions, and on top of that every expression is
 // limited in size ([ExprLimits.MaxNodes]), in the memory the VM may allocate, in the number of loop
 // iterations and wall-clock time (checked inside every closure), and in the size of every
-// intermediate string or array. A runaway expression fails the assertion; it never hangs a run.
+// intermediate string or array. Builtins whose result can outgrow their input (split, repeat,
+// toJSON, keys, sort, …), string concatenation and `matches` patterns estimate what they would
+// build and are refused before they allocate, with an error naming the builtin and saying how to
+// write the assertion instead. A runaway expression fails the assertion; it never hangs a run
+// nor takes more memory than its limits allow, whatever the response.
 package assert

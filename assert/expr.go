@@ -10,6 +10,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/mcpspec/mcpspec/result"
@@ -26,7 +27,10 @@ type ExprLimits struct {
 	// Timeout bounds one evaluation's wall-clock time (checked between guarded operations).
 	Timeout time.Duration
 	// MaxValueBytes bounds the size of any one computed value (strings in bytes, collections
-	// by their elements' sizes); MaxTotalBytes bounds the sum over one evaluation.
+	// by their elements' sizes plus 16 bytes an element); MaxTotalBytes bounds the sum over one
+	// evaluation. Builtins that would build more (split, repeat, toJSON, keys, …) are refused
+	// before they allocate, so an evaluation allocates a small multiple of these at most,
+	// whatever its input.
 	MaxValueBytes int
 	MaxTotalBytes int
 }
@@ -87,110 +91,69 @@ type ExprEnv struct {
 // ErrExprLimit reports that an expression exceeded one of its [ExprLimits].
 var ErrExprLimit = errors.New("expression limit exceeded")
 
-// exprBudget is the per-evaluation state of the guard function.
-type exprBudget struct {
-	ctx      context.Context
-	limits   ExprLimits
-	deadline time.Time
-	steps    int
-	total    int
-	// regexps caches the patterns `matches` compiled during this evaluation.
-	regexps map[string]*regexp.Regexp
+// guardPatch wraps computed nodes in __guard(__budget, node), and routes what could allocate
+// before the guard sees its value through a function that checks the budget first.
+type guardPatch struct {
+	budgeted map[string]budgetedBuiltin
 }
-
-// guard is called around every closure body, "+", builtin call and collection literal: it
-// counts steps, checks the clock and the context, and measures the value produced.
-func (b *exprBudget) guard(v any) error {
-	b.steps++
-	if b.steps > b.limits.MaxSteps {
-		return fmt.Errorf("%w: more than %d steps", ErrExprLimit, b.limits.MaxSteps)
-	}
-	if b.steps&15 == 0 {
-		if time.Now().After(b.deadline) {
-			return fmt.Errorf("%w: evaluation took longer than %s", ErrExprLimit, b.limits.Timeout)
-		}
-		if err := b.ctx.Err(); err != nil {
-			return err
-		}
-	}
-	n := measure(v, b.limits.MaxValueBytes+1)
-	if n > b.limits.MaxValueBytes {
-		return fmt.Errorf("%w: a computed value exceeds %d bytes", ErrExprLimit, b.limits.MaxValueBytes)
-	}
-	b.total += n
-	if b.total > b.limits.MaxTotalBytes {
-		return fmt.Errorf("%w: computed values exceed %d bytes in total", ErrExprLimit, b.limits.MaxTotalBytes)
-	}
-	return nil
-}
-
-// measure estimates the size of v, stopping once it exceeds limit.
-func measure(v any, limit int) int {
-	switch x := v.(type) {
-	case string:
-		return len(x)
-	case []any:
-		n := len(x)
-		for _, e := range x {
-			if n > limit {
-				return n
-			}
-			n += measure(e, limit-n)
-		}
-		return n
-	case map[string]any:
-		n := len(x)
-		for k, e := range x {
-			if n > limit {
-				return n
-			}
-			n += len(k) + measure(e, limit-n)
-		}
-		return n
-	case []string:
-		n := len(x)
-		for _, e := range x {
-			n += len(e)
-			if n > limit {
-				return n
-			}
-		}
-		return n
-	}
-	return 8
-}
-
-// guardPatch wraps computed nodes in __guard(__budget, node).
-type guardPatch struct{}
 
 // Visit implements ast.Visitor.
-func (guardPatch) Visit(node *ast.Node) {
+func (p guardPatch) Visit(node *ast.Node) {
+	budget := func() ast.Node { return &ast.IdentifierNode{Value: "__budget"} }
 	wrap := func(n ast.Node) ast.Node {
-		return &ast.CallNode{
-			Callee:    &ast.IdentifierNode{Value: "__guard"},
-			Arguments: []ast.Node{&ast.IdentifierNode{Value: "__budget"}, n},
-		}
+		return &ast.CallNode{Callee: &ast.IdentifierNode{Value: "__guard"}, Arguments: []ast.Node{budget(), n}}
+	}
+	// call routes a budgeted builtin's call through __builtin.
+	call := func(name string, args []ast.Node) ast.Node {
+		return wrap(&ast.CallNode{
+			Callee:    &ast.IdentifierNode{Value: "__builtin"},
+			Arguments: append([]ast.Node{budget(), &ast.StringNode{Value: name}}, args...),
+		})
 	}
 	switch n := (*node).(type) {
 	case *ast.PredicateNode:
 		n.Node = wrap(n.Node)
 	case *ast.BinaryNode:
 		switch n.Operator {
-		case "+", "*", "**":
+		case "+":
+			ast.Patch(node, wrap(&ast.CallNode{
+				Callee:    &ast.IdentifierNode{Value: "__add"},
+				Arguments: []ast.Node{budget(), n.Left, n.Right},
+			}))
+		case "*", "**":
 			ast.Patch(node, wrap(n))
 		case "matches":
 			// The VM's own matches cannot be interrupted; __matches stops at the deadline.
 			ast.Patch(node, &ast.CallNode{
 				Callee:    &ast.IdentifierNode{Value: "__matches"},
-				Arguments: []ast.Node{&ast.IdentifierNode{Value: "__budget"}, n.Left, n.Right},
+				Arguments: []ast.Node{budget(), n.Left, n.Right},
 			})
 		}
-	case *ast.BuiltinNode, *ast.ArrayNode, *ast.MapNode:
+	case *ast.BuiltinNode:
+		if _, ok := p.budgeted[n.Name]; ok {
+			ast.Patch(node, call(n.Name, n.Arguments))
+			return
+		}
+		switch n.Name {
+		case "map", "sortBy", "groupBy":
+			n.Arguments[0] = &ast.CallNode{
+				Callee:    &ast.IdentifierNode{Value: "__each"},
+				Arguments: []ast.Node{budget(), &ast.StringNode{Value: n.Name}, n.Arguments[0]},
+			}
+		}
+		ast.Patch(node, wrap(n))
+	case *ast.ArrayNode, *ast.MapNode:
 		ast.Patch(node, wrap(n))
 	case *ast.CallNode:
-		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value != "__guard" {
-			ast.Patch(node, wrap(n))
+		id, ok := n.Callee.(*ast.IdentifierNode)
+		if !ok || id.Value == "__guard" {
+			return
 		}
+		if _, ok := p.budgeted[id.Value]; ok {
+			ast.Patch(node, call(id.Value, n.Arguments))
+			return
+		}
+		ast.Patch(node, wrap(n))
 	}
 }
 
@@ -205,102 +168,91 @@ func (r *rejectInternal) Visit(node *ast.Node) {
 }
 
 // exprOptions are the compile options shared by the checking and the guarded compile.
-func exprOptions(l ExprLimits) []expr.Option {
+func exprOptions(l ExprLimits, budgeted map[string]budgetedBuiltin) []expr.Option {
+	budgetArg := func(name string, params []any) (*exprBudget, error) {
+		b, ok := params[0].(*exprBudget)
+		if !ok || b == nil {
+			return nil, fmt.Errorf("%s: no budget", name)
+		}
+		return b, nil
+	}
+	// unguarded stands for join and replace in the type-checking compile, which never runs.
+	unguarded := func(...any) (any, error) { return nil, errNoBudget }
 	return []expr.Option{
 		expr.Env(ExprEnv{}),
-		expr.AsBool(),
 		expr.MaxNodes(l.MaxNodes),
-		// Amplifiers that allocate before any guard could measure: replaced by bounded versions.
-		expr.DisableBuiltin("repeat"),
-		expr.DisableBuiltin("replace"),
-		expr.DisableBuiltin("join"),
-		expr.Function("replace", safeReplace(l), new(func(string, string, string) string)),
-		expr.Function("join", safeJoin(l), new(func([]any, string) string), new(func([]any) string)),
+		// Our join and replace: join takes any items (their string forms); replace, three strings.
+		expr.Function("replace", unguarded, new(func(string, string, string) string)),
+		expr.Function("join", unguarded, new(func([]any, string) string), new(func([]any) string),
+			new(func([]string, string) string), new(func([]string) string)),
 		expr.Function("__guard", func(params ...any) (any, error) {
-			b, ok := params[0].(*exprBudget)
-			if !ok || b == nil {
-				return nil, errors.New("__guard: no budget")
+			b, err := budgetArg("__guard", params)
+			if err != nil {
+				return nil, err
 			}
 			return params[1], b.guard(params[1])
 		}, new(func(*exprBudget, any) any)),
+		expr.Function("__builtin", func(params ...any) (any, error) {
+			b, err := budgetArg("__builtin", params)
+			if err != nil {
+				return nil, err
+			}
+			name, _ := params[1].(string)
+			return b.callBuiltin(budgeted, name, params[2:])
+		}, new(func(*exprBudget, string, ...any) any)),
+		expr.Function("__each", func(params ...any) (any, error) {
+			b, err := budgetArg("__each", params)
+			if err != nil {
+				return nil, err
+			}
+			name, _ := params[1].(string)
+			return b.each(name, params[2])
+		}, new(func(*exprBudget, string, any) any)),
+		expr.Function("__add", func(params ...any) (any, error) {
+			b, err := budgetArg("__add", params)
+			if err != nil {
+				return nil, err
+			}
+			return b.add(params[1], params[2])
+		}, new(func(*exprBudget, any, any) any)),
 		expr.Function("__matches", func(params ...any) (any, error) {
-			b, ok := params[0].(*exprBudget)
-			if !ok || b == nil {
-				return nil, errors.New("__matches: no budget")
+			b, err := budgetArg("__matches", params)
+			if err != nil {
+				return nil, err
 			}
 			return b.match(params[1], params[2])
 		}, new(func(*exprBudget, any, any) bool)),
 	}
 }
 
-// safeReplace is strings.ReplaceAll refusing results larger than MaxValueBytes.
-func safeReplace(l ExprLimits) func(params ...any) (any, error) {
-	return func(params ...any) (any, error) {
-		s, _ := params[0].(string)
-		old, _ := params[1].(string)
-		repl, _ := params[2].(string)
-		n := strings.Count(s, old)
-		if old == "" {
-			n = len(s) + 1
-		}
-		if size := len(s) + n*(len(repl)-len(old)); size > l.MaxValueBytes {
-			return nil, fmt.Errorf("%w: replace would produce %d bytes", ErrExprLimit, size)
-		}
-		return strings.ReplaceAll(s, old, repl), nil
-	}
-}
-
-// safeJoin joins the string forms of items, refusing results larger than MaxValueBytes.
-func safeJoin(l ExprLimits) func(params ...any) (any, error) {
-	return func(params ...any) (any, error) {
-		items, _ := params[0].([]any)
-		sep := ""
-		if len(params) > 1 {
-			sep, _ = params[1].(string)
-		}
-		var sb strings.Builder
-		for i, it := range items {
-			if i > 0 {
-				sb.WriteString(sep)
-			}
-			sb.WriteString(ToString(it))
-			if sb.Len() > l.MaxValueBytes {
-				return nil, fmt.Errorf("%w: join would produce more than %d bytes", ErrExprLimit, l.MaxValueBytes)
-			}
-		}
-		return sb.String(), nil
-	}
+// compileGuarded compiles src with every computed node guarded (see [guardPatch]).
+func compileGuarded(src string, l ExprLimits, opts ...expr.Option) (*vm.Program, error) {
+	budgeted := budgetedBuiltins()
+	opts = append(append(exprOptions(l, budgeted), opts...), expr.Patch(guardPatch{budgeted: budgeted}))
+	return expr.Compile(src, opts...)
 }
 
 // CompileExpr compiles an expression that must return bool, under limits.
 func CompileExpr(src string, limits ExprLimits) (*vm.Program, error) {
-	l := limits.withDefaults()
+	return compileChecked(src, limits.withDefaults(), expr.AsBool())
+}
+
+// compileChecked type-checks src as the user wrote it (so AsBool and the builtins' argument
+// checks are exact), then compiles it guarded.
+func compileChecked(src string, l ExprLimits, opts ...expr.Option) (*vm.Program, error) {
 	ri := &rejectInternal{}
-	// The first compile type-checks the expression as the user wrote it (so AsBool is exact).
-	if _, err := expr.Compile(src, append(exprOptions(l), expr.Patch(ri))...); err != nil {
+	if _, err := expr.Compile(src, append(append(exprOptions(l, nil), opts...), expr.Patch(ri))...); err != nil {
 		return nil, err
 	}
 	if ri.bad != "" {
 		return nil, fmt.Errorf("identifier %q is reserved", ri.bad)
 	}
-	// The second compile is what runs: every computed node goes through the guard.
-	return expr.Compile(src, append(exprOptions(l), expr.Patch(guardPatch{}))...)
+	return compileGuarded(src, l, opts...)
 }
 
 // EvalExpr runs a compiled expression against env under limits; the result is the boolean.
 func EvalExpr(ctx context.Context, prog *vm.Program, env ExprEnv, limits ExprLimits) (ok bool, err error) {
-	l := limits.withDefaults()
-	env.Budget = &exprBudget{ctx: ctx, limits: l, deadline: time.Now().Add(l.Timeout)}
-	if env.Vars == nil {
-		env.Vars = map[string]any{}
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			ok, err = false, fmt.Errorf("expression panicked: %v", r)
-		}
-	}()
-	machine := vm.VM{MemoryBudget: l.MemoryBudget}
-	out, err := machine.Run(prog, env)
+	out, err := runGuarded(ctx, prog, env, limits.withDefaults())
 	if err != nil {
 		return false, err
 	}
@@ -310,6 +262,32 @@ func EvalExpr(ctx context.Context, prog *vm.Program, env ExprEnv, limits ExprLim
 	}
 	return b, nil
 }
+
+// runGuarded runs a program [compileGuarded] compiled against env under l (defaults filled).
+func runGuarded(ctx context.Context, prog *vm.Program, env ExprEnv, l ExprLimits) (out any, err error) {
+	env.Budget = &exprBudget{ctx: ctx, limits: l, deadline: time.Now().Add(l.Timeout)}
+	if env.Vars == nil {
+		env.Vars = map[string]any{}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("expression panicked: %v", r)
+		}
+	}()
+	machine := vm.VM{MemoryBudget: l.MemoryBudget}
+	out, err = machine.Run(prog, env)
+	var fe *file.Error
+	if errors.As(err, &fe) && fe.Prev == nil && fe.Message == vmBudgetMessage {
+		// The VM checks its budget before it builds a range, list or map: say which limit it is.
+		fe.Message = fmt.Sprintf("%s: ranges (a..b), lists and maps the expression builds exceed its budget of %d elements; "+
+			"iterate over the response, or a smaller range, instead", ErrExprLimit, l.MemoryBudget)
+		fe.Prev = ErrExprLimit
+	}
+	return out, err
+}
+
+// vmBudgetMessage is the message of the expr VM's panic when its MemoryBudget is spent.
+const vmBudgetMessage = "memory budget exceeded"
 
 type exprChecker struct {
 	src    string

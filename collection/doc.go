@@ -78,7 +78,9 @@
 //
 // # Reserved blocks
 //
-// `load:`, `deadlock:`, `race:` and `probe:` are parsed and validated ([LoadSpec],
-// [DeadlockSpec], [RaceSpec], [ProbeSpec]) so collections can carry them today; `mcpspec test`
-// ignores them. `audit:` ([AuditSpec]) and `fuzz:` ([FuzzSpec]) run after the tests.
+// `deadlock:`, `race:` and `head-of-line:` configure the detectors ([DeadlockSpec], [RaceSpec],
+// [HeadOfLineSpec]), which `mcpspec test` runs after the tests, on the block's server (the
+// default server when it names none); so does `fuzz:` ([FuzzSpec], the protocol fuzzer) and
+// `audit:` ([AuditSpec]). `load:` and `probe:` are parsed and validated ([LoadSpec],
+// [ProbeSpec]) so collections can carry them today; `mcpspec test` ignores them.
 package collection

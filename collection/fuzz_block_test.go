@@ -42,7 +42,7 @@ fuzz:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Fuzz.Iterations != DefaultFuzzIterations || c.Fuzz.Server != "" || c.Fuzz.Payloads != nil {
+	if c.Fuzz.Iterations != DefaultFuzzIterations || c.Fuzz.Server != DefaultServerName || c.Fuzz.Payloads != nil {
 		t.Errorf("defaults: %+v", c.Fuzz)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // test` after the tests against one of the collection's servers; each finding is a failed
 // test.
 type FuzzSpec struct {
-	// Server names the fuzzed server ("" = the default server).
+	// Server names the fuzzed server (the default server when the block names none).
 	Server     string
 	Iterations int
 	Seed       int64
@@ -59,6 +59,8 @@ func (d *decoder) decodeFuzz(n *yaml.Node, c *Collection) *FuzzSpec {
 		}
 	} else if c.DefaultServer == "" {
 		d.errf(n, `add "server: NAME"`, "fuzz: the collection has several servers and no default; say which to fuzz")
+	} else {
+		s.Server = c.DefaultServer
 	}
 	if f, ok := fs["iterations"]; ok {
 		v, _ := d.integer(f.val, "fuzz.iterations", 1, 10_000_000)

@@ -12,66 +12,41 @@ import (
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/detect/fuzz"
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/result"
-	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 
-// runFuzz runs the collection's `fuzz:` block against its server with the pool's opener (the
-// fuzzer opens, and after a crash reopens, sessions of its own) and adds its test cases: one
-// failed test per finding, one passed test per family that showed none. With saveFindings,
-// the findings are written as a collection of regression tests.
-func (cr *colRun) runFuzz(ctx context.Context, spec *collection.FuzzSpec) {
-	name := spec.Server
-	if name == "" {
-		name = cr.col.DefaultServer
-	}
-	errored := func(e *result.Error) {
-		cr.addTests(&result.Test{ID: "fuzz", Name: "fuzz " + name, Server: name, Kind: fuzz.Kind, Status: result.Errored, Error: e,
-			Attempts: []result.Attempt{{Status: result.Errored, Error: e}}})
-	}
-	p, ok := cr.pools[name]
-	if !ok {
-		errored(&result.Error{Message: fmt.Sprintf("fuzz: the collection has no server %q", name)})
-		return
-	}
-	// A pooled session first: it records the server and its tools, as a test would.
-	c, rerr := p.acquire(ctx)
-	if rerr != nil {
-		errored(rerr)
-		return
-	}
-	p.release(c, false)
-	fams, err := mutate.ParseFamilies(spec.Payloads)
-	if err != nil {
-		errored(&result.Error{Message: fmt.Sprintf("fuzz (%s, line %d): %v", cr.col.File, spec.Pos.Line, err)})
-		return
-	}
-	opts := &fuzz.Options{Iterations: spec.Iterations, Seed: spec.Seed, Time: spec.Time, Families: fams, Strict: spec.Strict,
-		IncludeDestructive: spec.IncludeDestructive, IncludeOpenWorld: spec.IncludeOpenWorld, Tools: spec.Tools, SkipTools: spec.SkipTools,
-		HangAfter: spec.HangAfter}
-	rep, err := fuzz.Run(ctx, p.sp.Opener(), opts)
-	if err != nil && rep == nil {
-		e := &result.Error{Category: string(session.CategoryOf(err)), Message: p.mask("fuzz: " + err.Error())}
-		if ctx.Err() != nil {
-			e.Category, e.Message = string(session.Cancelled), "interrupted"
+// KindFuzz is the kind of the fuzz: block's test cases.
+const KindFuzz = fuzz.Kind
+
+// fuzzBlock is the collection's `fuzz:` block as a detector block: the fuzzer runs against the
+// block's server with the pool's opener (it opens, and after a crash reopens, sessions of its
+// own); each finding is a failed test, each family without one a passed test. With
+// saveFindings, the findings are written as a collection of regression tests.
+func (cr *colRun) fuzzBlock(b *collection.FuzzSpec) block {
+	return block{kind: KindFuzz, server: b.Server, pos: b.Pos, run: func(ctx context.Context, op *serverconn.Opener) ([]*result.Test, []string, error) {
+		fams, err := mutate.ParseFamilies(b.Payloads)
+		if err != nil {
+			return nil, nil, err
 		}
-		errored(e)
-		return
-	}
-	tests := rep.Tests()
-	for _, t := range tests {
-		t.Server = name
-		if t.Duration == 0 {
-			t.Duration = rep.Duration
+		opts := &fuzz.Options{Iterations: b.Iterations, Seed: b.Seed, Time: b.Time, Families: fams, Strict: b.Strict,
+			IncludeDestructive: b.IncludeDestructive, IncludeOpenWorld: b.IncludeOpenWorld, Tools: b.Tools, SkipTools: b.SkipTools,
+			HangAfter: b.HangAfter}
+		rep, err := fuzz.Run(ctx, op, opts)
+		if rep == nil {
+			return nil, nil, err
 		}
-	}
-	cr.addTests(tests...)
-	if spec.SaveFindings != "" && len(rep.Findings) > 0 {
-		if err := saveFindings(spec.SaveFindings, rep, cr.col.Servers[name], opts); err != nil {
-			errored(&result.Error{Message: p.mask(err.Error()), Hint: "check that saveFindings names a writable file"})
+		tests := rep.Tests()
+		if b.SaveFindings != "" && len(rep.Findings) > 0 {
+			if err := saveFindings(b.SaveFindings, rep, cr.col.Servers[b.Server], opts); err != nil {
+				e := &result.Error{Message: cr.mask(err.Error()), Hint: "check that saveFindings names a writable file"}
+				tests = append(tests, &result.Test{ID: "fuzz-save", Name: "fuzz: save the findings", Kind: KindFuzz, Status: result.Errored,
+					Error: e, Attempts: []result.Attempt{{Status: result.Errored, Error: e}}})
+			}
 		}
-	}
+		return tests, rep.Tools, nil
+	}}
 }
 
 // saveFindings writes the findings as a collection at path (relative to the working directory,

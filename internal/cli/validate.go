@@ -29,7 +29,7 @@ func (a *app) validateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "var", Usage: "set variable `K=V` (repeatable)"},
 			&cli.StringFlag{Name: "env-file", Usage: "read variables from `PATH`"},
 			&cli.BoolFlag{Name: "server-check", Usage: "connect to the servers and check that the tools the tests call exist"},
-			&cli.DurationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "with --server-check, the default start/handshake timeout of servers that set no timeouts.connect"},
+			&durationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "with --server-check, the default start/handshake timeout of servers that set no timeouts.connect"},
 		},
 		Action: a.validate,
 	}
@@ -46,7 +46,9 @@ func (a *app) validate(ctx context.Context, cmd *cli.Command) error {
 	}
 	ropts := &runner.Options{Vars: vars, EnvFile: envFile, Environment: cmd.String("env"), LookupEnv: os.LookupEnv,
 		Executable: a.io.Executable, ConnectTimeout: cmd.Duration("connect-timeout")}
-	cols, err := loadCollections(paths, ropts.LoadOptions(), "validate")
+	lo := ropts.LoadOptions()
+	lo.Masker = a.masker
+	cols, err := loadCollections(paths, lo, "validate")
 	if err != nil {
 		return err
 	}

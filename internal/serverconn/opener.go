@@ -11,6 +11,8 @@ import (
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
+	"github.com/mcpspec/mcpspec/session/transport/sse"
+	"github.com/mcpspec/mcpspec/session/transport/streamable"
 )
 
 // DialFunc returns the dialer of one session; stderrPath is the file a child process's stderr
@@ -62,6 +64,11 @@ type Conn struct {
 	Process transport.Process
 	// StderrPath is the file holding the child's stderr, or "".
 	StderrPath string
+	// Transport is the transport the session runs on: for an http(s) SPEC (spec.Auto),
+	// spec.HTTP or spec.SSE, whichever the handshake settled on.
+	Transport spec.Transport
+	// Findings collects what the server sent on this session that answered no request.
+	Findings *Findings
 
 	op *Opener
 }
@@ -167,8 +174,10 @@ func (op *Opener) open(ctx context.Context, adjust func(*session.Options)) (*Con
 	}
 	// The first malformed frame often explains a failed handshake (logging on stdout).
 	var firstBad atomic.Pointer[session.Finding]
+	findings := &Findings{}
 	next := so.OnFinding
 	so.OnFinding = func(f session.Finding) {
+		findings.add(f)
 		if f.Category == session.Malformed {
 			firstBad.CompareAndSwap(nil, &f)
 		}
@@ -184,7 +193,7 @@ func (op *Opener) open(ctx context.Context, adjust func(*session.Options)) (*Con
 		}
 		return nil, op.connectError(ctx, err, limit, byCaller, bad, stderrPath)
 	}
-	c := &Conn{Session: s, N: n, StderrPath: stderrPath, op: op}
+	c := &Conn{Session: s, N: n, StderrPath: stderrPath, Transport: settled(op.o.Info.Transport, s.Conn()), Findings: findings, op: op}
 	if proc, ok := s.Conn().(transport.Process); ok {
 		c.Process = proc
 		if p := proc.StderrPath(); p != "" {
@@ -197,6 +206,21 @@ func (op *Opener) open(ctx context.Context, adjust func(*session.Options)) (*Con
 	}
 	op.mu.Unlock()
 	return c, nil
+}
+
+// settled names the transport of conn, resolving spec.Auto by the connection the session
+// kept: Streamable HTTP, or the legacy HTTP+SSE it fell back to.
+func settled(t spec.Transport, conn transport.Conn) spec.Transport {
+	if t != spec.Auto {
+		return t
+	}
+	switch conn.(type) {
+	case *sse.Conn:
+		return spec.SSE
+	case *streamable.Conn:
+		return spec.HTTP
+	}
+	return t
 }
 
 // configError describes a server definition the dialer refused.
@@ -232,3 +256,7 @@ func SpecDial(s string, so *spec.Options) (DialFunc, spec.Info, error) {
 		return d, nil
 	}, info, nil
 }
+
+// Options returns the options the opener was made with (the load engine opens fresh openers
+// from them for cold starts).
+func (op *Opener) Options() Options { return op.o }
