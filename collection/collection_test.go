@@ -460,7 +460,7 @@ load:
 deadlock: {tool: add, concurrent: 20, hangThreshold: 5s, gracePeriod: 10s}
 race: {tool: echo, input: {text: x}, concurrent: 8, rounds: 2, ignore: [$.meta]}
 head-of-line: {slowTool: slow, slowInput: {milliseconds: 300}, fastTool: echo, slowConcurrent: 2, threshold: 3}
-fuzz: {iterations: 50, seed: 7, payloads: [giant]}
+fuzz: {iterations: 50, seed: 7, payloads: [huge-frame]}
 probe: {checks: [missing-fields], timeout: 2s}
 `
 	c, err := Parse("r.yaml", []byte(doc), nil)

@@ -90,7 +90,7 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 		c.HeadOfLine = d.decodeHeadOfLine(f.val, c)
 	}
 	if f, ok := fs["fuzz"]; ok {
-		c.Fuzz = d.decodeFuzz(f.val)
+		c.Fuzz = d.decodeFuzz(f.val, c)
 	}
 	if f, ok := fs["probe"]; ok {
 		c.Probe = d.decodeProbe(f.val)

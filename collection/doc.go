@@ -49,6 +49,7 @@
 //	list: tools|resources|prompts|templates           # every page of a list
 //	complete: {ref: {type: prompt, name: greet}, argument: {name: name, value: A}}
 //	request: {method: ping, params: {}, notification: false}   # a raw JSON-RPC request
+//	frame: '{"jsonrpc":"2.0","id":9,"method":"ping"}'         # raw bytes, as written ({base64: …} too)
 //
 // A server is a command line ("npx server /tmp", split like a shell without expansion), a URL
 // (http(s):// → Streamable HTTP, ws(s):// → WebSocket, tcp://host:port), "testserver [flags]" —
@@ -79,7 +80,8 @@
 //
 // `deadlock:`, `race:` and `head-of-line:` configure the detectors ([DeadlockSpec], [RaceSpec],
 // [HeadOfLineSpec]), which `mcpspec test` runs after the tests, on the block's server (the
-// default server when it names none); so does `probe:` ([ProbeSpec]), the conformance probe,
-// whose rows become tests of kind "probe". `load:` and `fuzz:` are parsed and validated
-// ([LoadSpec], [FuzzSpec]) so collections can carry them today; `mcpspec test` ignores them.
+// default server when it names none); so do `probe:` ([ProbeSpec]), the conformance probe,
+// whose rows become tests of kind "probe", `fuzz:` ([FuzzSpec], the protocol fuzzer) and
+// `audit:` ([AuditSpec]). `load:` ([LoadSpec]) is a load test of the collection, run after the
+// tests too.
 package collection

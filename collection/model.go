@@ -64,9 +64,9 @@ type Collection struct {
 	HeadOfLine *HeadOfLineSpec
 	// Reserved blocks: parsed and validated now, executed by later mcpspec verbs. nil when absent.
 	Load  *LoadSpec
-	Fuzz  *FuzzSpec
 	Probe *ProbeSpec
-	// Audit is run by `mcpspec test` after the tests (see [AuditSpec]).
+	// Fuzz and Audit are run by `mcpspec test` after the tests (see [FuzzSpec], [AuditSpec]).
+	Fuzz  *FuzzSpec
 	Audit *AuditSpec
 	// Tokens, Score and Retrieval gate the offline analyses (see reserved_analysis.go).
 	Tokens    *TokensSpec
@@ -166,7 +166,8 @@ type Test struct {
 	// when one of them did not pass.
 	DependsOn []string
 	Requires  []string
-	// Step is what to send: *ToolCall, *ReadResource, *GetPrompt, *List, *Complete or *Request.
+	// Step is what to send: *ToolCall, *ReadResource, *GetPrompt, *List, *Complete, *Request or
+	// *Frame.
 	Step Step
 	// ExpectError, when set, makes the test pass only on an error (a JSON-RPC error, or a tool
 	// result with isError) that matches it.
@@ -205,7 +206,7 @@ type Extract struct {
 }
 
 // Step is the request a test sends. The concrete types are *ToolCall, *ReadResource, *GetPrompt,
-// *List, *Complete and *Request; the runner switches on them.
+// *List, *Complete, *Request and *Frame; the runner switches on them.
 type Step interface {
 	// Kind is the result kind: assert.KindTool, KindRead, KindPrompt, KindList, KindComplete or
 	// KindRequest.

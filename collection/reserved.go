@@ -2,10 +2,10 @@ package collection
 
 import "time"
 
-// The blocks below configure the load, deadlock, race, head-of-line, fuzz and probe verbs. They
-// are parsed and validated with the collection; `mcpspec test` runs the deadlock, race and
-// head-of-line blocks after the collection's tests (the others are reserved for later
-// versions). Field names are camelCase.
+// The blocks below configure the load, deadlock, race, head-of-line and probe verbs (the fuzz
+// block is in reserved_fuzz.go). They are parsed and validated with the collection; `mcpspec
+// test` runs the deadlock, race and head-of-line blocks after the collection's tests (the
+// others are reserved for later versions). Field names are camelCase.
 
 // LoadSpec is the `load:` block: the collection's tests (or explicit tool calls, or patterns) as
 // a weighted workload, run by `mcpspec load FILE` and after the tests by `mcpspec test`.
@@ -156,15 +156,6 @@ type HeadOfLineSpec struct {
 	// (default 5).
 	Threshold float64
 	Pos       Pos
-}
-
-// FuzzSpec is the `fuzz:` block: malformed-but-plausible payloads.
-type FuzzSpec struct {
-	Iterations int
-	Seed       int64
-	// Payloads names payload families; empty means all.
-	Payloads []string
-	Pos      Pos
 }
 
 // ProbeSpec is the `probe:` block: the conformance probe (`mcpspec probe`), whose rows

@@ -398,26 +398,6 @@ func (d *decoder) decodeHeadOfLine(n *yaml.Node, c *Collection) *HeadOfLineSpec 
 	return s
 }
 
-// decodeFuzz reads the reserved `fuzz:` block.
-func (d *decoder) decodeFuzz(n *yaml.Node) *FuzzSpec {
-	fs, ok := d.fields(n, "fuzz", []string{"iterations", "seed", "payloads"})
-	if !ok {
-		return nil
-	}
-	s := &FuzzSpec{Pos: d.pos(n), Iterations: 100}
-	if f, ok := fs["iterations"]; ok {
-		v, _ := d.integer(f.val, "fuzz.iterations", 1, 10_000_000)
-		s.Iterations = int(v)
-	}
-	if f, ok := fs["seed"]; ok {
-		s.Seed, _ = d.integer(f.val, "fuzz.seed", -1<<63, 1<<63-1)
-	}
-	if f, ok := fs["payloads"]; ok {
-		s.Payloads, _ = d.strList(f.val, "fuzz.payloads")
-	}
-	return s
-}
-
 // decodeProbe reads the reserved `probe:` block.
 func (d *decoder) decodeProbe(n *yaml.Node) *ProbeSpec {
 	fs, ok := d.fields(n, "probe", []string{"checks", "timeout", "server", "strict", "slowTool", "slowInput"})

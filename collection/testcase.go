@@ -15,19 +15,19 @@ import (
 
 // testKeys are the keys a test may have.
 var testKeys = []string{"id", "name", "description", "tags", "server", "timeout", "retries", "skip", "dependsOn",
-	"type", "call", "tool", "with", "input", "read", "prompt", "arguments", "list", "complete", "request",
+	"type", "call", "tool", "with", "input", "read", "prompt", "arguments", "list", "complete", "request", "frame",
 	"expect", "assertions", "expectError", "extract"}
 
 // stepKeys name the step of a test, with the kind each gives.
 var stepKeys = []struct{ key, kind string }{
 	{"call", assert.KindTool}, {"tool", assert.KindTool}, {"read", assert.KindRead}, {"prompt", assert.KindPrompt},
-	{"list", assert.KindList}, {"complete", assert.KindComplete}, {"request", assert.KindRequest},
+	{"list", assert.KindList}, {"complete", assert.KindComplete}, {"request", assert.KindRequest}, {"frame", assert.KindRequest},
 }
 
 // stepTypes maps `type:` values to kinds.
 var stepTypes = map[string]string{
 	"tool": assert.KindTool, "read": assert.KindRead, "resource": assert.KindRead, "prompt": assert.KindPrompt,
-	"list": assert.KindList, "complete": assert.KindComplete, "request": assert.KindRequest,
+	"list": assert.KindList, "complete": assert.KindComplete, "request": assert.KindRequest, "frame": assert.KindRequest,
 }
 
 // listKinds are the accepted `list:` values.
@@ -185,7 +185,7 @@ func (d *decoder) decodeStep(n *yaml.Node, fs map[string]field, what string) Ste
 		if v, ok := d.str(f.val, what+" type"); ok {
 			k, known := stepTypes[v]
 			if !known {
-				d.errf(f.val, suggest(v, []string{"tool", "read", "prompt", "list", "complete", "request"}),
+				d.errf(f.val, suggest(v, []string{"tool", "read", "prompt", "list", "complete", "request", "frame"}),
 					"%s: unknown test type %q", what, v)
 				return nil
 			}
@@ -194,12 +194,12 @@ func (d *decoder) decodeStep(n *yaml.Node, fs map[string]field, what string) Ste
 	}
 	switch {
 	case len(found) == 0:
-		d.errf(n, "one of call, tool, read, prompt, list, complete, request", "%s has no step", what)
+		d.errf(n, "one of call, tool, read, prompt, list, complete, request, frame", "%s has no step", what)
 		return nil
 	case len(found) > 1:
 		d.errf(fs[found[1]].key, "", "%s has more than one step: %s", what, strings.Join(found, ", "))
 		return nil
-	case typeKind != "" && typeKind != kind:
+	case typeKind != "" && (typeKind != kind || (fs["type"].val.Value == "frame") != (found[0] == "frame")):
 		d.errf(fs["type"].val, "", "%s: type %q does not match step key %q", what, fs["type"].val.Value, found[0])
 		return nil
 	}
@@ -251,6 +251,9 @@ func (d *decoder) decodeStep(n *yaml.Node, fs map[string]field, what string) Ste
 	case assert.KindComplete:
 		return d.decodeComplete(sf.val, what)
 	case assert.KindRequest:
+		if found[0] == "frame" {
+			return d.decodeFrame(sf.val, what)
+		}
 		return d.decodeRequest(sf.val, what)
 	}
 	return nil

@@ -6,6 +6,8 @@
 //   - [github.com/mcpspec/mcpspec/detect/race]: identical concurrent calls whose answers differ
 //     where calls made one at a time never do, and answers that carry another call's argument;
 //   - [github.com/mcpspec/mcpspec/detect/headofline]: fast calls that wait for slow ones;
+//   - [github.com/mcpspec/mcpspec/detect/fuzz]: malformed frames and mutated tool arguments,
+//     judged by the JSON-RPC and MCP rules, each finding minimised and savable as a test;
 //   - [github.com/mcpspec/mcpspec/detect/barrier]: releases N goroutines at one instant.
 //
 // Each detector's Run takes an opener and options and returns a report that renders as text

@@ -79,6 +79,11 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.BoolVar(&o.IgnoreCancel, "ignore-cancel", false, "ignore notifications/cancelled: cancelled calls are still answered")
 	sloppy := fs.Bool("sloppy", false, "all of --sloppy-http, --sloppy-jsonrpc, --sloppy-stdio and --ignore-cancel")
 	fs.IntVar(&o.DropSSEAfter, "drop-sse-after", 0, "cut every legacy Streamable HTTP SSE answer to a tools/call after N events, before its response, so the client must resume with Last-Event-ID")
+	fs.IntVar(&o.CrashOnDepth, "crash-on-depth", 0, "fuzz target: panic on a frame nested deeper than N arrays/objects")
+	fs.BoolVar(&o.PanicOnWrongType, "panic-on-wrong-type", false, "fuzz target: panic when a tools/call argument has the wrong JSON type")
+	fs.StringVar(&o.MalformedMethod, "malformed-method", "", "fuzz target: answer every request of `METHOD` with truncated JSON")
+	fs.BoolVar(&o.SilentUnknownMethods, "silent-unknown-methods", false, "fuzz target: never answer requests for unknown methods")
+	fs.BoolVar(&o.AcceptInvalid, "accept-invalid", false, "fuzz target: tools take missing or wrong-typed arguments as zero values")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -120,6 +125,8 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stderr, "testserver: %v\n", err)
 		return ExitConfig
 	}
+	// A crash the fuzz modes provoke is a real one in the command: a panic, exit status 2.
+	o.panics = true
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug

@@ -181,6 +181,11 @@ func errorResponseFor(id json.RawMessage, e *rpcError) []byte {
 
 // dispatch handles one received frame: notifications inline, requests on their own goroutine.
 func (c *frameConn) dispatch(ctx context.Context, data []byte) {
+	if c.b.tooDeep(data) {
+		c.b.die("a frame nested deeper than the parser's limit")
+		c.crash()
+		return
+	}
 	req, kind, bad := decodeFrame(data)
 	switch kind {
 	case kindInvalid:

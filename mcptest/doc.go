@@ -104,4 +104,16 @@
 // [Options.SloppyJSONRPC] (unknown methods answered with {}, any initialize version agreed to,
 // notifications answered), [Options.SloppyStdio] (a banner on stdout, notifications over
 // several lines) and [Options.IgnoreCancel]; `mcpspec testserver --sloppy` turns on all four.
+//
+// # Fuzz targets
+//
+// The protocol fuzzer's targets are the exceptions to that rule, each off by default:
+// [Options.CrashOnDepth] (--crash-on-depth N: the parser dies on a frame nested deeper than N),
+// [Options.PanicOnWrongType] (--panic-on-wrong-type: a tools/call handler dies on an argument of
+// the wrong JSON type), [Options.MalformedMethod] (--malformed-method M: truncated JSON answers
+// to every request of M), [Options.SilentUnknownMethods] (--silent-unknown-methods: unknown
+// methods are never answered) and [Options.AcceptInvalid] (--accept-invalid: tools take missing
+// or mistyped arguments as zero values). A crash they provoke is a real panic under
+// `mcpspec testserver` (exit status 2, a Go stack trace on stderr) and a dropped connection in
+// process.
 package mcptest

@@ -55,6 +55,9 @@ func (f *faultHandler) handle(ctx context.Context, p peer, req *request) *respon
 	if req.isNotification() {
 		return f.next.handle(ctx, p, req)
 	}
+	if resp, handled := f.fuzzBug(ctx, p, req); handled {
+		return resp
+	}
 	switch req.Method {
 	case "initialize", "server/discover":
 		if o.SlowInitialize > 0 {

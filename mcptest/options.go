@@ -169,6 +169,28 @@ type Options struct {
 	SloppyStdio bool
 	// IgnoreCancel ignores notifications/cancelled: a cancelled call runs on and is answered.
 	IgnoreCancel bool
+
+	// The bugs a protocol fuzzer must find (see fuzzbugs.go). A crash they provoke is a real
+	// panic under `mcpspec testserver` (exit status 2, a stack trace on stderr) and a dropped
+	// connection in process.
+	//
+	// CrashOnDepth, when positive, makes the parser die on a frame nested deeper than this
+	// many arrays and objects (before answering anything).
+	CrashOnDepth int
+	// PanicOnWrongType makes tools/call crash when an argument (null included) is not of the
+	// type its tool's inputSchema declares, instead of answering isError.
+	PanicOnWrongType bool
+	// MalformedMethod, when set, answers every request of that method with truncated JSON.
+	MalformedMethod string
+	// SilentUnknownMethods leaves requests for unknown methods unanswered (a hang) instead of
+	// answering -32601.
+	SilentUnknownMethods bool
+	// AcceptInvalid makes tools take missing required arguments, and arguments of the wrong
+	// type, as their type's zero value instead of answering isError.
+	AcceptInvalid bool
+
+	// panics turns the fuzz modes' crashes into real panics (set by RunCommand).
+	panics bool
 }
 
 // validate reports the first invalid field.
@@ -190,7 +212,8 @@ func (o *Options) validate() error {
 	if o.Delay.Fixed < 0 || o.Delay.Uniform < 0 || o.Delay.ExpMean < 0 {
 		return fmt.Errorf("mcptest: negative delay")
 	}
-	if o.PageSize < 0 || o.DropSSEAfter < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 || o.LazyInitDeadlock < 0 || o.Workers < 0 {
+	if o.PageSize < 0 || o.DropSSEAfter < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 || o.LazyInitDeadlock < 0 || o.Workers < 0 ||
+		o.CrashOnDepth < 0 {
 		return fmt.Errorf("mcptest: negative option value")
 	}
 	return nil

@@ -187,6 +187,11 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, newError(CodeInvalidRequest, "body too large"))
 		return
 	}
+	if s.Backend.tooDeep(body) {
+		s.Backend.die("a frame nested deeper than the parser's limit")
+		abortConnection(w)
+		return
+	}
 	req, kind, bad := decodeFrame(body)
 	switch kind {
 	case kindInvalid:

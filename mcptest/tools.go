@@ -223,8 +223,14 @@ func (b *Backend) callTool(c *call) (any, *rpcError) {
 		return nil, newError(CodeInvalidParams, "unknown tool %q", p.Name)
 	}
 	a, err := parseArgs(p.Arguments)
+	if err != nil && b.opts.AcceptInvalid {
+		a, err = args{}, nil
+	}
 	if err != nil {
 		return toolError(fmt.Sprintf("invalid arguments for tool %q: %v", p.Name, err)), nil
+	}
+	if b.opts.AcceptInvalid {
+		a = coerceArgs(found, a)
 	}
 	tc := &toolCall{call: c, args: a, token: metaOf(c.req.Params).ProgressToken, params: p}
 	if tasks {

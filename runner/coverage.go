@@ -86,10 +86,17 @@ func (p *pool) exercise(kind, target string) {
 // exerciseStep records what a sent step exercised: a tools/call, prompts/get or resources/read,
 // also when written as a raw request.
 func (p *pool) exerciseStep(st collection.Step, method string, request any) {
-	switch st.(type) {
+	switch st := st.(type) {
 	case *collection.ToolCall:
 		p.exercise("tool", st.Target())
 		return
+	case *collection.Frame:
+		// A raw frame names what it calls in its params, if it is JSON at all.
+		var f struct {
+			Params map[string]any `json:"params"`
+		}
+		_ = json.Unmarshal(st.Data, &f)
+		request = f.Params
 	}
 	m, _ := request.(map[string]any)
 	str := func(k string) string { v, _ := m[k].(string); return v }

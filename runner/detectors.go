@@ -102,6 +102,9 @@ func (cr *colRun) blocks() []block {
 			return r.Tests(), []string{b.SlowTool, b.FastTool}, nil
 		}})
 	}
+	if b := c.Fuzz; b != nil && o.SelectsBlock(KindFuzz) {
+		out = append(out, cr.fuzzBlock(b))
+	}
 	return out
 }
 

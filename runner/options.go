@@ -55,7 +55,7 @@ type Options struct {
 	//     outputSchema is declared, fails); either is a ProtocolError.
 	Strict bool
 	// DetectorTime bounds each detector block of a collection (deadlock:, race:,
-	// head-of-line:); zero means DefaultDetectorTime.
+	// head-of-line:, fuzz:); zero means DefaultDetectorTime.
 	DetectorTime time.Duration
 
 	// CallTimeout and ConnectTimeout are the defaults for servers whose collection sets no

@@ -30,6 +30,8 @@ type outcome struct {
 	// strictErr is arguments that do not match the tool's inputSchema (strict runs): nothing
 	// was sent.
 	strictErr error
+	// broken says the session must not be reused (a frame step that ended it).
+	broken bool
 }
 
 // sent reports whether a request went out.
@@ -120,6 +122,8 @@ func send(ctx context.Context, s *session.Session, st collection.Step, vars *col
 			return o
 		}
 		return o.response(s.Call(ctx, st.Method, params, &session.CallOptions{Timeout: callTimeout}))
+	case *collection.Frame:
+		return o.frame(ctx, s, st.Data, callTimeout)
 	default:
 		o.varErr = fmt.Errorf("unsupported step %T", st)
 	}

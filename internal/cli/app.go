@@ -137,6 +137,7 @@ func (a *app) verbs() []*cli.Command {
 		a.mergeCommand(),
 		a.scenariosCommand(),
 		a.auditCommand(),
+		a.fuzzCommand(),
 		a.testserverCommand(),
 		a.versionCommand(),
 	}

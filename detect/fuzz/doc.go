@@ -1,0 +1,52 @@
+// Package fuzz is mcpspec's protocol fuzzer: it sends a server malformed and edge-case frames
+// and tool arguments derived from each tool's inputSchema, classifies how the server handles
+// each case, and reports the cases it does not survive — minimised, and savable as regression
+// tests a collection replays (see [WriteFindings] and the collection's `frame:` step).
+//
+// [Run] takes an [Opener] (a *serverconn.Opener) and opens sessions of its own: after each
+// case it pings the server, so a crash or a hang is blamed on the case that caused it, and
+// after a case that lost the session it opens a new one (restarting a stdio server) and goes
+// on. Cases come from package mutate, seeded: the same seed against the same server gives the
+// same cases. A run is bounded by Options.Iterations and Options.Time.
+//
+// # What a server must do
+//
+// The rules come from JSON-RPC 2.0 and the MCP specification; mutate.Judge decides which apply
+// to a frame:
+//
+//   - A well-formed MCP message (one JSON object in UTF-8 with no embedded line break,
+//     "jsonrpc": "2.0", a string method, a string or safe-integer id, object params) must be
+//     survived, and answered when it is a request (JSON-RPC 2.0 §5: "the Server MUST reply with
+//     a Response"); an error answer is graceful. A request left unanswered past HangAfter
+//     while the server still answers a ping is a hang; a tools/call may take long (slow), a
+//     protocol request may not. Ending the session after such a message is a crash.
+//   - Any other frame breaks the transport contract (MCP stdio: "the client MUST NOT write
+//     anything to the server's stdin that is not a valid MCP message"; a batch is valid only in
+//     2025-03-26; a notification carries no id; only pings may come before initialize;
+//     RFC 8259 §9 lets a parser limit size and nesting). The server may answer it with an error,
+//     ignore it, or end the session — the Go SDK closes the connection and exits 1 on a line
+//     that is not JSON, which is fine (closed). It must not crash: death by a signal, an exit
+//     status of 2 or more, or a crash report on stderr (a Go panic, a Node uncaught exception,
+//     a Python traceback, a Rust panic) is a crash. A server that stops answering after such a
+//     frame may be waiting for the rest of a message (desynced): the session is replaced, and
+//     it is not a bug.
+//   - Whatever the server sends must be well-formed JSON-RPC (JSON-RPC 2.0 §4, §5: exactly one
+//     of result and error, an error with an integer code and a string message, an id):
+//     anything else is malformed.
+//   - tools/call arguments that break the tool's inputSchema answered with a success result
+//     are accepted-invalid (MCP 2025-11-25: input validation errors are tool errors); a bug
+//     only with Options.Strict, since many servers are lenient on purpose.
+//
+// A tool annotated destructiveHint is not called unless Options.IncludeDestructive, nor one
+// annotated openWorldHint unless Options.IncludeOpenWorld; frame cases never name a tool that
+// exists.
+//
+// # Findings
+//
+// Cases that end the same way (outcome, family, kind of mutation, tool or method) are one
+// [Finding]. Each is reproduced on a fresh session and minimised within Options.MinimizeRuns
+// reproductions: repeated runs (a long string, deep nesting) are cut by binary search, object
+// members removed, small frames that are not JSON cut by delta debugging — keeping, for a
+// schema case, the property the mutation set. [Report.Tests] renders the findings as failed
+// test cases for the reporters.
+package fuzz

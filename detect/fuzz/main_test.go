@@ -1,0 +1,67 @@
+package fuzz
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+
+	"github.com/mcpspec/mcpspec/mcptest"
+)
+
+// TestMain lets the test binary act as two servers, so tests run them as real child processes
+// whose crashes are real exits:
+//
+//   - `testserver FLAGS…`: mcpspec testserver (a "testserver" SPEC with this binary as the
+//     executable);
+//   - `closer MODE`: the reference server behind a line filter that ends the process on the
+//     first line that is not JSON, as some SDKs do: MODE clean exits 1 with a plain message,
+//     trace exits 1 after a Python-style traceback, status2 exits 2.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		switch os.Args[1] {
+		case "testserver":
+			os.Exit(mcptest.RunCommand(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		case "closer":
+			os.Exit(closer(ctx, os.Args[2]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// closer is the `closer MODE` server.
+func closer(ctx context.Context, mode string) int {
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			if !json.Valid(line) {
+				switch mode {
+				case "trace":
+					fmt.Fprint(os.Stderr, "Traceback (most recent call last):\n  File \"server.py\", line 3, in read\nValueError: bad JSON\n")
+					os.Exit(1)
+				case "status2":
+					os.Exit(2)
+				default:
+					fmt.Fprintln(os.Stderr, "closing: the client sent a line that is not JSON")
+					os.Exit(1)
+				}
+			}
+			_, _ = pw.Write(append(line, '\n'))
+		}
+		_ = pw.Close()
+	}()
+	if err := mcptest.ServeStdio(ctx, pr, os.Stdout, &mcptest.Options{Era: mcptest.EraLegacy}); err != nil {
+		return 2
+	}
+	return 0
+}

@@ -1,0 +1,153 @@
+package fuzz
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
+)
+
+// slowTries caps the reproductions of a finding whose every run waits out a deadline.
+const slowTries = 6
+
+// minimizeAll reproduces each finding on a fresh session and shrinks it while it still shows,
+// within ctx and the per-finding budget.
+func (w *worker) minimizeAll(ctx context.Context, rep *Report) {
+	for _, f := range rep.Findings {
+		if ctx.Err() != nil {
+			break
+		}
+		w.minimize(ctx, f)
+	}
+	rep.merge()
+}
+
+// merge folds findings that minimised to the same case into the first of them, and numbers
+// the findings again.
+func (r *Report) merge() {
+	out := []*Finding{}
+	for _, f := range r.Findings {
+		dup := false
+		for _, g := range out {
+			if g.Outcome == f.Outcome && g.Tool == f.Tool && g.BeforeInit == f.BeforeInit &&
+				bytes.Equal(g.Args, f.Args) && slices.EqualFunc(g.template, f.template, bytes.Equal) {
+				g.Count += f.Count
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, f)
+		}
+	}
+	for i, f := range out {
+		f.ID = fmt.Sprintf("F%d", i+1)
+		if f.template != nil {
+			f.setFrames(f.template)
+		}
+	}
+	r.Findings = out
+}
+
+// minimize reproduces f, then shrinks its arguments or frames.
+func (w *worker) minimize(ctx context.Context, f *Finding) {
+	budget := w.opts.MinimizeRuns
+	if f.Outcome == Hang {
+		budget = min(budget, slowTries)
+	}
+	base := mutate.Case{N: f.Case, Family: f.Family, Kind: f.Kind, What: f.What, Tool: f.Tool, Args: f.Args, Frames: f.template}
+	if f.Tool != "" {
+		base.Valid, base.ValidKnown = mutate.CheckArgs(w.schemas[f.Tool], f.Args)
+	}
+	shows := func(c mutate.Case) bool {
+		if budget <= 0 || ctx.Err() != nil {
+			return false
+		}
+		budget--
+		res, err := w.run(ctx, c)
+		return err == nil && res.Outcome == f.Outcome
+	}
+	// The first reproduction starts from a fresh session: what earlier cases did cannot matter.
+	w.discard()
+	if !shows(base) {
+		return
+	}
+	f.Reproduced = true
+	if f.Tool != "" {
+		args := shrinkBytes(f.Args, func(a []byte) bool {
+			if !hasPath(a, f.slot) {
+				return false // the mutated property stays: the finding is about it
+			}
+			c := base
+			c.Args = json.RawMessage(a)
+			c.Valid, c.ValidKnown = mutate.CheckArgs(w.schemas[f.Tool], c.Args)
+			return shows(c)
+		})
+		if len(args) < len(f.Args) {
+			f.Args, f.Minimized = json.RawMessage(args), true
+		}
+	} else {
+		frames := shrinkFrames(f.template, func(fs [][]byte) bool {
+			c := base
+			c.Frames = fs
+			return shows(c)
+		})
+		if size(frames) < size(f.template) {
+			f.setFrames(frames)
+			f.Minimized = true
+		}
+	}
+	f.Size = f.size()
+}
+
+// shrinkFrames drops frames of a case that are not needed, then shrinks each one left.
+func shrinkFrames(frames [][]byte, pred func([][]byte) bool) [][]byte {
+	frames = append([][]byte(nil), frames...)
+	if len(frames) > 1 {
+		for i := range frames {
+			if pred([][]byte{frames[i]}) {
+				frames = [][]byte{frames[i]}
+				break
+			}
+		}
+	}
+	for i := range frames {
+		frames[i] = shrinkBytes(frames[i], func(b []byte) bool {
+			cand := append([][]byte(nil), frames...)
+			cand[i] = b
+			return pred(cand)
+		})
+	}
+	return frames
+}
+
+// hasPath reports whether the JSON object args has a member at path (nil: always).
+func hasPath(args []byte, path []string) bool {
+	var cur any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if dec.Decode(&cur) != nil {
+		return len(path) == 0
+	}
+	for _, name := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = m[name]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func size(frames [][]byte) int {
+	n := 0
+	for _, f := range frames {
+		n += len(f)
+	}
+	return n
+}
