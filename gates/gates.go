@@ -40,7 +40,7 @@ func errored(t *result.Test, what string, err error) {
 	e := &result.Error{Category: "ServerError", Message: what + ": " + err.Error()}
 	var se *session.Error
 	if errors.As(err, &se) {
-		e.Category, e.Code, e.Hint = string(se.Category), se.Code, se.Hint
+		e.Category, e.Code, e.Hint = se.Category, se.Code, se.Hint
 	}
 	t.Error = e
 }

@@ -144,7 +144,7 @@ func attemptLine(t *result.Test) string {
 	for i, a := range t.Attempts {
 		parts[i] = string(a.Status)
 		if a.Error != nil && a.Error.Category != "" {
-			parts[i] += " (" + a.Error.Category + ")"
+			parts[i] += " (" + string(a.Error.Category) + ")"
 		}
 	}
 	word := "attempts"
@@ -170,17 +170,17 @@ func location(c *result.Collection, f *result.Failure) string {
 }
 
 // categoryHints are the default hints per fault category, used when the runner gave none.
-func categoryHints() map[string]string {
-	return map[string]string{
-		"Hang":          "the server answered, but only after the hang threshold; look for contention or a slow dependency",
-		"Deadlock":      "the request was accepted and never answered; look for a lock or a blocking call in the handler (e.g. lazy initialisation on first call)",
-		"Timeout":       "no response before the client deadline; raise the test timeout if the work is legitimately slow",
-		"ServerError":   "the server returned a JSON-RPC error of its own (code -32000..-32099); check the server log",
-		"ProtocolError": "the server rejected the request as invalid JSON-RPC or invalid params (-32600..-32603); check the tool's input schema",
-		"Crash":         "the server process exited during the call; its stderr excerpt usually names the cause",
-		"Malformed":     "the server sent bytes that are not a valid JSON-RPC message; check for logging on stdout",
-		"Disconnected":  "the connection closed mid-call; check the server's lifetime and any proxy in between",
-		"Cancelled":     "the request was cancelled by the client before it completed (interrupt or run deadline)",
+func categoryHints() map[result.Category]string {
+	return map[result.Category]string{
+		result.Hang:          "the server answered, but only after the hang threshold; look for contention or a slow dependency",
+		result.Deadlock:      "the request was accepted and never answered; look for a lock or a blocking call in the handler (e.g. lazy initialisation on first call)",
+		result.Timeout:       "no response before the client deadline; raise the test timeout if the work is legitimately slow",
+		result.ServerError:   "the server returned a JSON-RPC error of its own (code -32000..-32099); check the server log",
+		result.ProtocolError: "the server rejected the request as invalid JSON-RPC or invalid params (-32600..-32603); check the tool's input schema",
+		result.Crash:         "the server process exited during the call; its stderr excerpt usually names the cause",
+		result.Malformed:     "the server sent bytes that are not a valid JSON-RPC message; check for logging on stdout",
+		result.Disconnected:  "the connection closed mid-call; check the server's lifetime and any proxy in between",
+		result.Cancelled:     "the request was cancelled by the client before it completed (interrupt or run deadline)",
 	}
 }
 
@@ -269,7 +269,7 @@ func findingsNote(run *result.Run) string {
 
 // findingText is a finding on one line: "ProtocolError: response for id 3, which is not pending".
 func findingText(f result.Finding) string {
-	return strings.TrimSpace(f.Category + ": " + f.Message)
+	return strings.TrimSpace(string(f.Category) + ": " + f.Message)
 }
 
 // stray is a finding with the test it came with (nil: the collection's, after the last test).
@@ -335,7 +335,7 @@ func categoryPhrase(run *result.Run) string {
 		if it.T.Status == result.Errored {
 			cat := "unclassified"
 			if it.T.Error != nil && it.T.Error.Category != "" {
-				cat = it.T.Error.Category
+				cat = string(it.T.Error.Category)
 			}
 			n[cat]++
 		}

@@ -113,7 +113,7 @@ func (c *Console) testLine(col *result.Collection, t *result.Test) string {
 		mark = c.paint(ansiRed, "✗")
 		tail = "error"
 		if t.Error != nil && t.Error.Category != "" {
-			tail = "error: " + t.Error.Category
+			tail = "error: " + string(t.Error.Category)
 		}
 	case result.Skipped:
 		mark = c.paint(ansiYellow, "-")
@@ -191,7 +191,7 @@ func (c *Console) digest(w *bufio.Writer, run *result.Run) {
 		if t.Status == result.Errored {
 			verdict = "error"
 			if t.Error != nil && t.Error.Category != "" {
-				verdict = "error: " + t.Error.Category
+				verdict = "error: " + string(t.Error.Category)
 			}
 		}
 		fmt.Fprintf(w, "\n  %s %s\n", c.paint(ansiBold, fmt.Sprintf("%d) %s", i+1, clean(oneLine(fullName(it.Col, t))))), c.paint(ansiRed, "["+verdict+"]"))
@@ -226,7 +226,7 @@ func (c *Console) digest(w *bufio.Writer, run *result.Run) {
 			if e.Code != 0 {
 				msg = fmt.Sprintf("%s (code %d)", msg, e.Code)
 			}
-			c.field(w, "error", "", strings.TrimSpace(e.Category+": "+msg))
+			c.field(w, "error", "", strings.TrimSpace(string(e.Category)+": "+msg))
 			if h := hint(e); h != "" {
 				c.field(w, "hint", ansiCyan, h)
 			}

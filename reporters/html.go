@@ -245,7 +245,7 @@ func (h *HTML) test(it item) htmlTest {
 		row := htmlAttempt{N: i + 1, Status: string(a.Status), Duration: textfmt.Duration(a.Duration), Latency: latencyText(a.Latency)}
 		var parts []string
 		if a.Error != nil {
-			parts = append(parts, a.Error.Category+": "+a.Error.Message)
+			parts = append(parts, string(a.Error.Category)+": "+a.Error.Message)
 		}
 		for _, f := range a.Failures {
 			parts = append(parts, f.Assertion+": "+f.Message)

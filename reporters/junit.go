@@ -138,7 +138,7 @@ func (j *JUnit) testcase(class string, c *result.Collection, t *result.Test) jun
 	case result.Errored:
 		msg, typ := "error", "Error"
 		if t.Error != nil {
-			msg, typ = t.Error.Message, t.Error.Category
+			msg, typ = t.Error.Message, string(t.Error.Category)
 		}
 		tc.Error = &junit.Result{Message: xmlSafe(oneLine(msg)), Type: xmlSafe(typ), Data: xmlSafe(failureText(c, t, lim))}
 	case result.Skipped:
@@ -166,7 +166,7 @@ func (j *JUnit) testcase(class string, c *result.Collection, t *result.Test) jun
 		for i, a := range t.Attempts {
 			s := fmt.Sprintf("  #%d %s %s", i+1, a.Status, textfmt.Duration(a.Duration))
 			if a.Error != nil {
-				s += " " + a.Error.Category + ": " + oneLine(a.Error.Message)
+				s += " " + string(a.Error.Category) + ": " + oneLine(a.Error.Message)
 			}
 			for _, f := range a.Failures {
 				s += " " + f.Assertion + ": " + oneLine(f.Message)

@@ -191,7 +191,7 @@ func (m *Markdown) failure(it item) string {
 	if t.Status == result.Errored {
 		icon, what = "💥", "error"
 		if t.Error != nil && t.Error.Category != "" {
-			what = t.Error.Category
+			what = string(t.Error.Category)
 		}
 	} else if len(t.Failures) > 0 {
 		what = t.Failures[0].Assertion
@@ -228,7 +228,7 @@ func (m *Markdown) failure(it item) string {
 		if e.Code != 0 {
 			msg = fmt.Sprintf("%s (code %d)", msg, e.Code)
 		}
-		fmt.Fprintf(&b, "- **Error:** %s — %s\n", mdCode(e.Category), mdMessage(msg))
+		fmt.Fprintf(&b, "- **Error:** %s — %s\n", mdCode(string(e.Category)), mdMessage(msg))
 		if h := hint(e); h != "" {
 			fmt.Fprintf(&b, "- **Hint:** %s\n", mdText(h))
 		}
@@ -271,7 +271,7 @@ func (m *Markdown) findings(run *result.Run, budget int) string {
 
 // mdFinding renders a finding: its category, message and frame.
 func mdFinding(f result.Finding) string {
-	s := mdCode(f.Category) + " — " + mdText(f.Message)
+	s := mdCode(string(f.Category)) + " — " + mdText(f.Message)
 	if f.Frame != "" {
 		s += " " + mdCode(excerpt(f.Frame, 200))
 	}

@@ -221,7 +221,7 @@ func (t *TAP) diagnostics(b *bytes.Buffer, c *result.Collection, tc *result.Test
 	if e := tc.Error; e != nil {
 		d.Severity = "error"
 		d.Message = e.Message
-		d.Category, d.Code, d.Hint = e.Category, e.Code, hint(e)
+		d.Category, d.Code, d.Hint = string(e.Category), e.Code, hint(e)
 	}
 	if d.Message == "" {
 		d.Message = string(tc.Status)

@@ -65,7 +65,7 @@ func (d *tapDiag) write(b *bytes.Buffer) {
 	if len(d.Findings) > 0 {
 		b.WriteString("findings:\n")
 		for _, f := range d.Findings {
-			fmt.Fprintf(b, "  - category: %s\n", yamlishScalar(f.Category, 4))
+			fmt.Fprintf(b, "  - category: %s\n", yamlishScalar(string(f.Category), 4))
 			yamlishField(b, 4, "server", f.Server)
 			yamlishField(b, 4, "message", f.Message)
 			yamlishField(b, 4, "frame", f.Frame)

@@ -187,9 +187,9 @@ type Test struct {
 // session's fault taxonomy. Every report shows it; `mcpspec test --strict` fails its test.
 type Finding struct {
 	// Server is the collection's name of the server that sent it.
-	Server   string `json:"server,omitempty"`
-	Category string `json:"category"`
-	Message  string `json:"message"`
+	Server   string   `json:"server,omitempty"`
+	Category Category `json:"category"`
+	Message  string   `json:"message"`
 	// Frame is an excerpt of what the server sent (secrets masked).
 	Frame string `json:"frame,omitempty"`
 }
@@ -217,10 +217,10 @@ type Failure struct {
 
 // Error is a failure to carry out a test, classified by the session's fault taxonomy.
 type Error struct {
-	Category string `json:"category"`
-	Message  string `json:"message"`
-	Code     int    `json:"code,omitempty"`
-	Hint     string `json:"hint,omitempty"`
+	Category Category `json:"category"`
+	Message  string   `json:"message"`
+	Code     int      `json:"code,omitempty"`
+	Hint     string   `json:"hint,omitempty"`
 }
 
 // Counts tallies test outcomes.

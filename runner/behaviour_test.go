@@ -51,7 +51,7 @@ tests:
 	for _, a := range h.Attempts {
 		s := string(a.Status)
 		if a.Error != nil {
-			s += ":" + a.Error.Category
+			s += ":" + string(a.Error.Category)
 		}
 		got = append(got, s)
 	}

@@ -57,7 +57,7 @@ func CheckTools(ctx context.Context, col *collection.Collection, opts *Options) 
 		c, rerr := p.acquire(ctx)
 		if rerr != nil {
 			failures = append(failures, &ServerCheckError{Collection: col.Name, Server: name,
-				Err: &ServerFailure{Category: rerr.Category, Message: rerr.Message, Hint: rerr.Hint}})
+				Err: &ServerFailure{Category: string(rerr.Category), Message: rerr.Message, Hint: rerr.Hint}})
 			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, orDefault(p.srv.Timeouts.Call, o.CallTimeout))

@@ -196,12 +196,12 @@ func (cr *colRun) blockError(ctx context.Context, p *pool, b block, err error) *
 		return &result.Error{Message: fmt.Sprintf("%s (%s, line %d): %v", b.kind, cr.col.File, b.pos.Line, err),
 			Hint: "available: " + strings.Join(ute.Available, ", ")}
 	case ctx.Err() != nil:
-		return &result.Error{Category: string(session.Cancelled), Message: "interrupted"}
+		return &result.Error{Category: session.Cancelled, Message: "interrupted"}
 	}
 	var se *serverconn.Error
 	if errors.As(err, &se) {
 		return p.connectFailure(ctx, err)
 	}
-	e := &result.Error{Category: string(session.CategoryOf(err)), Message: p.mask(err.Error())}
+	e := &result.Error{Category: session.CategoryOf(err), Message: p.mask(err.Error())}
 	return e
 }

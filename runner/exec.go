@@ -118,7 +118,7 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 	if cerr != nil {
 		a.noRetry = true
 		if ctx.Err() != nil {
-			cerr = &result.Error{Category: string(session.Cancelled), Message: "interrupted while connecting"}
+			cerr = &result.Error{Category: session.Cancelled, Message: "interrupted while connecting"}
 		}
 		return errored(cerr)
 	}
@@ -126,9 +126,9 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 	if err := cr.r.wait(actx); err != nil {
 		p.release(c, false)
 		if ctx.Err() != nil {
-			return errored(&result.Error{Category: string(session.Cancelled), Message: "interrupted before sending"})
+			return errored(&result.Error{Category: session.Cancelled, Message: "interrupted before sending"})
 		}
-		return errored(&result.Error{Category: string(session.Timeout),
+		return errored(&result.Error{Category: session.Timeout,
 			Message: "waiting for the rate limit would pass the test's timeout",
 			Hint:    "raise --rate or the test's timeout"})
 	}
@@ -169,15 +169,15 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 			Hint: "define it with --var, --env-file, the environment or variables:, or extract it in a test this one depends on"})
 	case o.strictErr != nil:
 		a.noRetry = true
-		return errored(&result.Error{Category: string(session.ProtocolError), Message: "not sent (--strict): " + o.strictErr.Error(),
+		return errored(&result.Error{Category: session.ProtocolError, Message: "not sent (--strict): " + o.strictErr.Error(),
 			Hint: "fix the test's arguments to match the tool's inputSchema (mcpspec tools --server … shows it), or run without --strict"})
 	case o.err != nil && (o.rpcErr == nil || t.ExpectError == nil):
 		e := describeCall(c, o.err, o.method, callTimeout)
 		if ctx.Err() != nil {
-			e.Category = string(session.Cancelled)
+			e.Category = session.Cancelled
 			a.noRetry = true
-		} else if errors.Is(actx.Err(), context.DeadlineExceeded) && e.Category == string(session.Cancelled) {
-			e.Category = string(session.Timeout)
+		} else if errors.Is(actx.Err(), context.DeadlineExceeded) && e.Category == session.Cancelled {
+			e.Category = session.Timeout
 			e.Message = fmt.Sprintf("%s: no answer within the test's timeout %s", o.method, t.Timeout)
 		}
 		return errored(e)
@@ -186,7 +186,7 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 	if cr.r.opts.Strict && o.err == nil {
 		if tc, ok := t.Step.(*collection.ToolCall); ok {
 			if err := p.contracts.CheckResult(tc.Tool, o.raw); err != nil {
-				return errored(&result.Error{Category: string(session.ProtocolError), Message: "--strict: " + err.Error(),
+				return errored(&result.Error{Category: session.ProtocolError, Message: "--strict: " + err.Error(),
 					Hint: "the server breaks its own contract: a tool with an outputSchema must return structuredContent that conforms to it"})
 			}
 		}
@@ -199,7 +199,7 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 func (cr *colRun) judge(ctx context.Context, t *collection.Test, p *pool, o *outcome, a *attempt) *attempt {
 	s, err := assert.NewSubject(o.kind, o.raw)
 	if err != nil {
-		a.res.Status, a.res.Error = result.Errored, &result.Error{Category: string(session.Malformed), Message: err.Error()}
+		a.res.Status, a.res.Error = result.Errored, &result.Error{Category: session.Malformed, Message: err.Error()}
 		return a
 	}
 	s.Latency = o.latency

@@ -86,7 +86,7 @@ func (ls *findingLogs) rest() []result.Finding {
 func toResults(server string, fs []session.Finding) []result.Finding {
 	var out []result.Finding
 	for _, f := range fs {
-		out = append(out, result.Finding{Server: server, Category: string(f.Category), Message: f.Message,
+		out = append(out, result.Finding{Server: server, Category: f.Category, Message: f.Message,
 			Frame: strings.ToValidUTF8(string(f.Frame), "\uFFFD")})
 	}
 	return out

@@ -117,13 +117,13 @@ func (p *pool) acquire(ctx context.Context) (*conn, *result.Error) {
 
 // connectFailure turns a failed open into the test's error.
 func (p *pool) connectFailure(ctx context.Context, err error) *result.Error {
-	e := &result.Error{Category: string(session.CategoryOf(err)), Message: err.Error(), Hint: hint.Of(err)}
+	e := &result.Error{Category: session.CategoryOf(err), Message: err.Error(), Hint: hint.Of(err)}
 	var se *serverconn.Error
 	if errors.As(err, &se) {
-		e.Category, e.Code = string(se.Category), se.Code()
+		e.Category, e.Code = se.Category, se.Code()
 	}
-	if errors.Is(ctx.Err(), context.Canceled) || e.Category == string(session.Cancelled) {
-		e.Category, e.Message, e.Hint = string(session.Cancelled), "interrupted while connecting", ""
+	if errors.Is(ctx.Err(), context.Canceled) || e.Category == session.Cancelled {
+		e.Category, e.Message, e.Hint = session.Cancelled, "interrupted while connecting", ""
 	}
 	if se != nil && se.Category == "" {
 		e.Category = "" // the server definition is at fault
@@ -138,7 +138,7 @@ func (p *pool) release(c *conn, broken bool) { p.sp.Release(c, broken) }
 // describeCall turns a failed request of session c into the test's error.
 func describeCall(c *conn, err error, method string, limit time.Duration) *result.Error {
 	se := c.Describe(err, method, limit)
-	return &result.Error{Category: string(se.Category), Code: se.Code(), Message: se.Msg, Hint: se.Hint()}
+	return &result.Error{Category: se.Category, Code: se.Code(), Message: se.Msg, Hint: se.Hint()}
 }
 
 // outputSchema returns the advertised outputSchema of a tool, if the server listed one.

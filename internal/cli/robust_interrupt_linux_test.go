@@ -116,7 +116,7 @@ func checkInterruptedJSON(t *testing.T, path string) {
 	for _, rt := range run.Collections[0].Tests {
 		s := rt.Name + " " + string(rt.Status)
 		if rt.Error != nil {
-			s += " " + rt.Error.Category
+			s += " " + string(rt.Error.Category)
 		}
 		got = append(got, s)
 	}

@@ -39,7 +39,7 @@ func (a *app) runLoadBlock(ctx context.Context, col *collection.Collection) *res
 		e := fromServerconn(err)
 		return &result.Collection{Name: name, File: col.File, StartedAt: time.Now(), Tests: []*result.Test{{
 			ID: "load", Name: "load block", Kind: "load", Status: result.Errored,
-			Error: &result.Error{Category: string(e.Category), Message: e.Msg, Hint: e.Hint},
+			Error: &result.Error{Category: e.Category, Message: e.Msg, Hint: e.Hint},
 		}}}
 	}
 	cfg := &loadgen.Config{}
