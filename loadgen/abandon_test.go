@@ -24,7 +24,11 @@ func TestAbandonedSessionsAreNotDeleted(t *testing.T) {
 	defer srv.Close()
 	target, _ := url.Parse(srv.URL)
 	var deletes atomic.Int64
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	// The proxy sets Host to the backend's, as a real one does: the reference server refuses
+	// a Host that names another port (DNS-rebinding defence).
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	}}
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {
 			deletes.Add(1)
