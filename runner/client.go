@@ -33,17 +33,23 @@ func declared(col *collection.Collection) session.ClientCapabilities {
 }
 
 // replier returns the function that answers the server's requests while t runs: t's rules
-// first, then the collection's. A request of a declared kind that no rule of t answers gets a
-// JSON-RPC error saying so; anything else is left to the session (ping, roots/list without
-// roots, undeclared methods).
+// first, then the collection's (t nil: between tests, the collection's only). A request of a
+// declared kind that no rule answers gets a JSON-RPC error saying so; anything else is left
+// to the session (ping, roots/list without roots, undeclared methods).
 func (cr *colRun) replier(t *collection.Test) func(session.ServerRequest) (session.ClientReply, bool) {
 	caps := declared(cr.col)
+	var own *collection.ClientSpec
+	who := "the collection"
+	if t != nil {
+		own = t.Client
+		who = fmt.Sprintf("test %q", t.Name)
+	}
 	return func(r session.ServerRequest) (session.ClientReply, bool) {
 		var rules []*collection.ReplyRule
 		key := ""
 		switch r.Method {
 		case "roots/list":
-			roots := rootsOf(t.Client)
+			roots := rootsOf(own)
 			if roots == nil {
 				roots = rootsOf(cr.col.Client)
 			}
@@ -56,22 +62,22 @@ func (cr *colRun) replier(t *collection.Test) func(session.ServerRequest) (sessi
 				return session.ClientReply{}, false
 			}
 			key = "sampling"
-			rules = append(samplingOf(t.Client), samplingOf(cr.col.Client)...)
+			rules = append(samplingOf(own), samplingOf(cr.col.Client)...)
 		case "elicitation/create":
 			if !caps.Elicitation {
 				return session.ClientReply{}, false
 			}
 			key = "elicitation"
-			rules = append(elicitationOf(t.Client), elicitationOf(cr.col.Client)...)
+			rules = append(elicitationOf(own), elicitationOf(cr.col.Client)...)
 		default:
 			return session.ClientReply{}, false
 		}
 		if len(rules) == 0 {
-			return session.ClientReply{Code: -32603, Message: fmt.Sprintf("mcpspec: test %q gives no %s reply (add client.%s to the test or the collection)", t.Name, r.Method, key)}, true
+			return session.ClientReply{Code: -32603, Message: fmt.Sprintf("mcpspec: %s gives no %s reply (add client.%s to the test or the collection)", who, r.Method, key)}, true
 		}
 		rule := cr.matchRule(rules, r.Params)
 		if rule == nil {
-			return session.ClientReply{Code: -32603, Message: fmt.Sprintf("mcpspec: no client.%s rule of test %q matches this %s request", key, t.Name, r.Method)}, true
+			return session.ClientReply{Code: -32603, Message: fmt.Sprintf("mcpspec: no client.%s rule of %s matches this %s request", key, who, r.Method)}, true
 		}
 		return cr.ruleReply(rule, r.Method), true
 	}

@@ -83,6 +83,8 @@ func (p *pool) setup() {
 			// One session serves many tests: it declares every capability the collection
 			// gives replies for, and each test's replies are set on its inbox.
 			Declare: declared(p.cr.col),
+			// Between tests (a request right after the handshake), the collection's rules.
+			OnRequest: p.cr.replier(nil),
 		},
 		Wait:  p.cr.r.wait,
 		Terms: serverconn.CollectionTerms(),
