@@ -406,7 +406,7 @@ func isIOError(err error) bool {
 
 // testOnce loads, runs, reports and compares once.
 func (a *app) testOnce(ctx context.Context, cfg *testConfig) error {
-	cols, err := a.loadIterations(cfg)
+	cols, err := loadIterations(cfg.paths, cfg.load, cfg.data, "test")
 	if err != nil {
 		if cfg.saveBaseline != nil && cfg.saveBaseline.set && cfg.saveBaseline.name == "" {
 			// "--save-baseline main" takes main as a collection path.

@@ -51,23 +51,23 @@ func (d *dataFlags) rows() ([]collection.DataRow, error) {
 
 // loadIterations loads the collections; with --data, once per row with the row's values as
 // variables, each iteration's collection named after its row ("Quickstart [row 2]").
-func (a *app) loadIterations(cfg *testConfig) ([]*collection.Collection, error) {
-	if cfg.data == nil {
-		return loadCollections(cfg.paths, cfg.load, "test")
+func loadIterations(paths []string, load *collection.LoadOptions, data *dataFlags, verb string) ([]*collection.Collection, error) {
+	if data == nil {
+		return loadCollections(paths, load, verb)
 	}
-	rows, err := cfg.data.rows()
+	rows, err := data.rows()
 	if err != nil {
 		return nil, err
 	}
 	var all []*collection.Collection
 	for _, row := range rows {
-		lo := *cfg.load
+		lo := *load
 		lo.Data = row.Values
-		cols, err := loadCollections(cfg.paths, &lo, "test")
+		cols, err := loadCollections(paths, &lo, verb)
 		if err != nil {
 			var ce *Error
 			if errors.As(err, &ce) {
-				ce.Msg = fmt.Sprintf("with --data %s (%s): %s", cfg.data.path, row.Label, ce.Msg)
+				ce.Msg = fmt.Sprintf("with --data %s (%s): %s", data.path, row.Label, ce.Msg)
 			}
 			return nil, err
 		}
