@@ -1,8 +1,13 @@
 package runner_test
 
 import (
+	"bufio"
+	"encoding/json"
+	"net"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/runner"
@@ -197,5 +202,91 @@ tests:
 	}
 	if rt := find(t, run, "confirm"); rt.Status != result.Passed {
 		t.Fatalf("confirm: %s\n%s", rt.Status, failureText(rt))
+	}
+}
+
+// lateNotifier is a minimal MCP server over TCP (legacy era) whose tools/call answers at once
+// and sends a notifications/message some time after the answer.
+func lateNotifier(t *testing.T, after time.Duration) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer conn.Close()
+				var mu sync.Mutex
+				write := func(s string) {
+					mu.Lock()
+					defer mu.Unlock()
+					_, _ = conn.Write([]byte(s + "\n"))
+				}
+				sc := bufio.NewScanner(conn)
+				for sc.Scan() {
+					var m struct {
+						ID     json.RawMessage `json:"id"`
+						Method string          `json:"method"`
+					}
+					if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+						continue
+					}
+					id := string(m.ID)
+					switch m.Method {
+					case "initialize":
+						write(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"late","version":"1"}}}`)
+					case "tools/list":
+						write(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[{"name":"go","inputSchema":{"type":"object"}}]}}`)
+					case "tools/call":
+						write(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"started"}]}}`)
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							time.Sleep(after)
+							write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"done later"}}`)
+						}()
+					default:
+						write(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32601,"message":"no"}}`)
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestWaitForLateNotifications checks that wait: keeps checking for notifications that come
+// after the step's answer, up to its bound.
+func TestWaitForLateNotifications(t *testing.T) {
+	addr := lateNotifier(t, 200*time.Millisecond)
+	col := parse(t, `
+name: Late
+server: {url: "tcp://ADDR", protocolVersion: "2025-06-18"}
+tests:
+  - id: waits
+    call: go
+    notifications:
+      - method: notifications/message
+        count: 1
+        wait: 10s
+        expect: {contains: done later}
+`, nil, "ADDR", addr)
+	run, err := runCols(t, &runner.Options{}, col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt := find(t, run, "waits"); rt.Status != result.Passed {
+		t.Fatalf("waits: %s\n%s", rt.Status, failureText(rt))
 	}
 }
