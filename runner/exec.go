@@ -68,6 +68,9 @@ func (cr *colRun) runTest(ctx context.Context, t *collection.Test, rt *result.Te
 	if rt.Status != result.Passed {
 		rt.Stderr = last.stderr
 	}
+	if last.subject != nil {
+		rt.SnapshotsWritten = last.subject.SnapshotsWritten
+	}
 	if keepsMessages(t, last.messages) {
 		rt.Messages, rt.MessagesDropped = resultMessages(last.messages, cr.mask)
 		rt.MessagesDropped += last.messagesDropped

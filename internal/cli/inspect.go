@@ -194,7 +194,7 @@ func (r *repl) call(ctx context.Context, arg string) error {
 	if rawArgs == "-" {
 		return &Error{Code: ExitConfig, Msg: "arguments cannot come from stdin inside inspect", Hint: `write them inline: .call NAME {"key":"value"}, or use @FILE`}
 	}
-	args, err := readArgs(rawArgs, nil)
+	args, err := readArgs(ctx, rawArgs, nil)
 	if err != nil {
 		// readArgs speaks of the --args flag; inside inspect the arguments follow the name.
 		var ce *Error
@@ -336,7 +336,7 @@ func (r *repl) prompt(ctx context.Context, arg string) error {
 	if name == "" {
 		return &Error{Code: ExitConfig, Msg: "missing the prompt name", Hint: `.prompt NAME {"arg":"value"}; .prompts lists them`}
 	}
-	raw, err := inlineJSON(strings.TrimSpace(rawArgs), `.prompt NAME {"arg":"value"}`)
+	raw, err := inlineJSON(ctx, strings.TrimSpace(rawArgs), `.prompt NAME {"arg":"value"}`)
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (r *repl) request(ctx context.Context, arg string) error {
 	}
 	var params any
 	if p := strings.TrimSpace(rawParams); p != "" {
-		raw, err := inlineJSON(p, `.request METHOD {"param":"value"}`)
+		raw, err := inlineJSON(ctx, p, `.request METHOD {"param":"value"}`)
 		if err != nil {
 			return err
 		}
@@ -402,11 +402,11 @@ func (r *repl) request(ctx context.Context, arg string) error {
 }
 
 // inlineJSON reads a JSON object written after a REPL command (or @FILE); "" means {}.
-func inlineJSON(v, hint string) (json.RawMessage, error) {
+func inlineJSON(ctx context.Context, v, hint string) (json.RawMessage, error) {
 	if v == "-" {
 		return nil, &Error{Code: ExitConfig, Msg: "JSON cannot come from stdin inside inspect", Hint: "write it inline, or use @FILE"}
 	}
-	raw, err := readObjectFlag("args", v, nil)
+	raw, err := readObjectFlag(ctx, "args", v, nil)
 	if err != nil {
 		var ce *Error
 		if errors.As(err, &ce) {

@@ -60,7 +60,7 @@ func (a *app) promptCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			raw, err := readArgs(cmd.String("args"), a.io.Stdin)
+			raw, err := readArgs(ctx, cmd.String("args"), a.io.Stdin)
 			if err != nil {
 				return err
 			}
@@ -122,7 +122,7 @@ func (a *app) complete(ctx context.Context, cmd *cli.Command) error {
 	argName, value := cmd.Args().Get(0), cmd.Args().Get(1)
 	params := map[string]any{"ref": ref, "argument": map[string]any{"name": argName, "value": value}}
 	if c := cmd.String("context"); c != "" {
-		raw, err := readObjectFlag("context", c, a.io.Stdin)
+		raw, err := readObjectFlag(ctx, "context", c, a.io.Stdin)
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (a *app) request(ctx context.Context, cmd *cli.Command) error {
 	}
 	var params json.RawMessage
 	if p := cmd.String("params"); p != "" {
-		if params, err = readObjectFlag("params", p, a.io.Stdin); err != nil {
+		if params, err = readObjectFlag(ctx, "params", p, a.io.Stdin); err != nil {
 			return err
 		}
 	}
