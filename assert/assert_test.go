@@ -413,6 +413,7 @@ func TestSubjectText(t *testing.T) {
 		{KindPrompt, `{"messages":[{"role":"user","content":{"type":"text","text":"Hello, Ada"}}]}`, "Hello, Ada"},
 		{KindError, `{"error":{"code":-1,"message":"nope"}}`, "nope"},
 		{KindList, `{"items":[{"name":"b"},{"name":"a"}]}`, `{"items":[{"name":"b"},{"name":"a"}]}`},
+		{KindMessage, `{"messages":[{"role":"user","content":{"type":"text","text":"weather?"}}],"maxTokens":100,"b":"x"}`, "x\nweather?\ntext\nuser"},
 	}
 	for _, tc := range tests {
 		if got := subject(t, tc.kind, tc.doc).Text(); got != tc.want {

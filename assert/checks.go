@@ -80,6 +80,14 @@ func optPath(spec *Spec) (*Path, error) {
 	return p, nil
 }
 
+// textName names what Subject.Text reads in failures.
+func textName(s *Subject) string {
+	if s.Kind == KindMessage {
+		return "params text"
+	}
+	return "response text"
+}
+
 // label names what an assertion looked at: the path, or a description when there is none.
 func label(p *Path, none string) string {
 	if p == nil {
@@ -144,7 +152,7 @@ func (c *containsChecker) Check(ctx context.Context, s *Subject) *result.Failure
 	if err != nil {
 		return failure("contains", label(c.path, ""), "", "", "expected value: %v", err)
 	}
-	where := label(c.path, "response text")
+	where := label(c.path, textName(s))
 	switch g := Normalize(got).(type) {
 	case string:
 		ws := ToString(want)
@@ -252,7 +260,7 @@ func (c *matchesChecker) Check(ctx context.Context, s *Subject) *result.Failure 
 			return failure("matches", label(c.path, ""), c.src, "", "pattern %q: %v", c.src, err)
 		}
 	}
-	where := label(c.path, "response text")
+	where := label(c.path, textName(s))
 	str, ok := Normalize(got).(string)
 	if !ok {
 		return failure("matches", label(c.path, ""), "a string matching "+re.String(), TypeName(got),

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,6 +20,9 @@ const (
 	KindRequest  = "request"  // raw request: $ = the raw result
 	// KindError is a JSON-RPC error expected by the test: $ = {error: {code, message, data}}.
 	KindError = "error"
+	// KindMessage is a message the server sent during a step (a notification, or a request
+	// to the client): $ = its params; the text is every string in them.
+	KindMessage = "message"
 )
 
 // Vars gives checkers access to the variables visible to a test: templated expected values
@@ -130,6 +135,9 @@ func (s *Subject) Text() string {
 			}
 		}
 		return strings.Join(parts, "\n")
+	case s.Kind == KindMessage:
+		strs(s.Doc, &parts)
+		return strings.Join(parts, "\n")
 	case s.Kind == KindError:
 		if e, ok := m["error"].(map[string]any); ok {
 			msg, _ := e["message"].(string)
@@ -137,6 +145,22 @@ func (s *Subject) Text() string {
 		}
 	}
 	return CanonicalJSON(s.Doc)
+}
+
+// strs appends every string in v, depth first, object members in key order.
+func strs(v any, out *[]string) {
+	switch v := v.(type) {
+	case string:
+		*out = append(*out, v)
+	case []any:
+		for _, e := range v {
+			strs(e, out)
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			strs(v[k], out)
+		}
+	}
 }
 
 // mimeTypes lists the MIME types of the result's content items (and embedded resources).

@@ -15,7 +15,7 @@ import (
 // topKeys are the keys a collection may have.
 var topKeys = []string{"schemaVersion", "name", "description", "server", "servers", "variables",
 	"environments", "defaultEnvironment", "defaults", "tests", "load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit",
-	"tokens", "score", "retrieval"}
+	"tokens", "score", "retrieval", "client"}
 
 // blockKeys are the top-level blocks that run without tests: a collection needs tests or one
 // of them.
@@ -66,6 +66,9 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 	}
 	if f, ok := fs["defaults"]; ok {
 		d.decodeDefaults(f.val, &c.Defaults)
+	}
+	if f, ok := fs["client"]; ok {
+		c.Client = d.decodeClient(f.val, nil, "the collection's")
 	}
 	// Servers and defaults are known: pick the default server.
 	d.pickDefaultServer(fs["defaults"].val, c)

@@ -48,6 +48,9 @@ type LoadOptions struct {
 	Vars map[string]string
 	// EnvFile are the variables of --env-file (below Vars).
 	EnvFile map[string]string
+	// Data are the variables of one data row (`mcpspec test --data`): above EnvFile and the
+	// environment, below Vars.
+	Data map[string]any
 	// Environment selects an environment; empty means the collection's defaultEnvironment.
 	Environment string
 	// Registry compiles assertions; nil means assert.Builtins().
@@ -345,7 +348,7 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 		envVars = e.Variables
 	}
 	c.Environment = env
-	base := newVars(l.opts.LookupEnv, c.Masker, c.Variables, envVars, toAny(l.opts.EnvFile), scalars(l.opts.Vars))
+	base := newVars(l.opts.LookupEnv, c.Masker, c.Variables, envVars, toAny(l.opts.EnvFile), l.opts.Data, scalars(l.opts.Vars))
 	d.resolveTemplates(c, base)
 	d.validate(c, base, l.opts.LookupEnv)
 	if len(d.errs) > 0 {

@@ -56,6 +56,9 @@ type Collection struct {
 
 	Defaults Defaults
 	Tests    []*Test
+	// Client is how the client answers the servers' requests (`client:`), nil when absent;
+	// a test's own [Test].Client comes first.
+	Client *ClientSpec
 
 	// Detector blocks, run by `mcpspec test` after the tests; nil when absent. Their Server is
 	// set to the default server when the block names none.
@@ -174,10 +177,20 @@ type Test struct {
 	ExpectError *ExpectError
 	Assertions  []*Assertion
 	Extract     []*Extract
-	Pos         Pos
+	// Client answers the server's requests during this test before the collection's rules
+	// (nil: the collection's only).
+	Client *ClientSpec
+	// Notifications and Requests are expectations over what the server sent during the step:
+	// its notifications, and its requests to the client.
+	Notifications []*MessageExpect
+	Requests      []*MessageExpect
+	Pos           Pos
 
 	idGiven bool // the id was written, not derived from the name
 }
+
+// WantsMessages reports whether the test looks at what the server sends besides the answer.
+func (t *Test) WantsMessages() bool { return len(t.Notifications) > 0 || len(t.Requests) > 0 }
 
 // Kind returns the step kind ("tool", "read" …), matching result.Test.Kind.
 func (t *Test) Kind() string { return t.Step.Kind() }

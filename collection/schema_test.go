@@ -47,6 +47,9 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"server: testserver\ndeadlock: {concurrent: 4, includeDestructive: true, skipTools: [x]}",
 		"servers: {a: testserver}\nrace: {server: a, tool: echo, rounds: 2, ignore: [$..time]}\nhead-of-line: {slowTool: slow, slowInput: {milliseconds: 200}, fastTool: echo, threshold: 3}",
 		"server: testserver\ntests: [{id: a, call: x}]\nload: {scenario: pattern, maxInFlight: 50, sessions: 2, patterns: [{name: p, weight: 2, thinkTime: 10ms, steps: [{tool: a, input: {x: 1}, onError: abort}, {tool: b}]}], thresholds: {minRps: 10, tools: {a: {p99: 5ms}}}}",
+		"server: testserver\nclient: {roots: [file:///a, {uri: file:///b, name: b}], sampling: sunny, elicitation: decline}\ntests: [{id: a, call: x}]",
+		"server: testserver\ntests: [{id: a, call: x, client: {sampling: [{when: {contains: weather}, reply: sunny}, {reply: {content: {type: text, text: hi}}}], elicitation: {when: [{exists: $.message}], error: {code: -1, message: no}}}}]",
+		"server: testserver\ntests: [{id: a, call: x, notifications: [{method: notifications/progress, count: {min: 3}, increasing: $.progress, expect: [{exists: $.total}], wait: 1s}, {order: [notifications/message, notifications/progress]}], requests: [{method: sampling/createMessage, count: 1, where: {contains: weather}}]}]",
 	}
 	invalid := []string{
 		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                          // unknown key
@@ -73,6 +76,15 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{steps: [{tool: a, onError: skip}]}]}", // bad onError
 		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{name: p}]}",                           // pattern without steps
 		"server: testserver\ntests: [{name: a, call: b}]\nload: {thresholds: {tools: {a: {p98: 1ms}}}}",            // unknown tool threshold
+		"server: testserver\nclient: {sampling: {when: {contains: x}}}\ntests: [{name: a, call: b}]",               // rule without reply
+		"server: testserver\nclient: {sampling: {reply: x, error: y}}\ntests: [{name: a, call: b}]",                // reply and error
+		"server: testserver\nclient: {roots: [{name: x}]}\ntests: [{name: a, call: b}]",                            // root without uri
+		"server: testserver\nclient: {smapling: x}\ntests: [{name: a, call: b}]",                                   // unknown client key
+		"server: testserver\ntests: [{name: a, call: b, notifications: [{count: 1}]}]",                             // no method
+		"server: testserver\ntests: [{name: a, call: b, notifications: [{method: m, order: [a, b]}]}]",             // method and order
+		"server: testserver\ntests: [{name: a, call: b, notifications: [{order: [a]}]}]",                           // order of one
+		"server: testserver\ntests: [{name: a, call: b, requests: [{method: m, count: -1}]}]",                      // negative count
+		"server: testserver\ntests: [{name: a, call: b, requests: [{method: m, count: {}}]}]",                      // empty count
 	}
 	for _, doc := range valid {
 		if errs := schemaErrors(t, l, doc); len(errs) > 0 {

@@ -16,7 +16,7 @@ import (
 // testKeys are the keys a test may have.
 var testKeys = []string{"id", "name", "description", "tags", "server", "timeout", "retries", "skip", "dependsOn",
 	"type", "call", "tool", "with", "input", "read", "prompt", "arguments", "list", "complete", "request", "frame",
-	"expect", "assertions", "expectError", "extract"}
+	"expect", "assertions", "expectError", "extract", "client", "notifications", "requests"}
 
 // stepKeys name the step of a test, with the kind each gives.
 var stepKeys = []struct{ key, kind string }{
@@ -166,6 +166,15 @@ func (d *decoder) decodeTest(n *yaml.Node, index int, c *Collection) *Test {
 	}
 	if f, ok := fs["extract"]; ok {
 		t.Extract = d.decodeExtract(f.val, what)
+	}
+	if f, ok := fs["client"]; ok {
+		t.Client = d.decodeClient(f.val, t, what)
+	}
+	if f, ok := fs["notifications"]; ok {
+		t.Notifications = d.decodeMessageExpects(f.val, t, what+" notifications")
+	}
+	if f, ok := fs["requests"]; ok {
+		t.Requests = d.decodeMessageExpects(f.val, t, what+" requests")
 	}
 	return t
 }

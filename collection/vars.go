@@ -44,8 +44,8 @@ func References(s string) []string {
 
 // Vars resolves variable references. Precedence, highest first:
 //
-//	extracted (Set by the runner) > --var (LoadOptions.Vars) > --env-file (LoadOptions.EnvFile)
-//	> the selected environment > the collection's `variables:`
+//	extracted (Set by the runner) > --var (LoadOptions.Vars) > a --data row (LoadOptions.Data)
+//	> --env-file (LoadOptions.EnvFile) > the selected environment > the collection's `variables:`
 //
 // {{env.NAME}} reads the process environment through LoadOptions.LookupEnv; {{secret.NAME}} does
 // too and registers the value with the [Masker]. A string that is exactly one reference

@@ -36,6 +36,8 @@ func TestExamplesAgainstRealServers(t *testing.T) {
 		args func(t *testing.T) []string
 	}{
 		{"server-everything.yaml", func(*testing.T) []string { return nil }},
+		// Sampling, elicitation and roots answered by client: rules, progress counted.
+		{"server-everything-client.yaml", func(*testing.T) []string { return nil }},
 		{"server-filesystem.yaml", func(t *testing.T) []string { return []string{"--var", "root=" + t.TempDir()} }},
 	}
 	for _, tc := range cases {

@@ -240,9 +240,35 @@ func (c *Console) digest(w *bufio.Writer, run *result.Run) {
 		if t.Stderr != "" {
 			c.field(w, "stderr", "", excerpt(t.Stderr, lim))
 		}
+		c.messages(w, t)
 		for _, f := range t.Findings {
 			c.finding(w, f)
 		}
+	}
+}
+
+// maxConsoleMessages is how many of a failed test's messages the digest shows.
+const maxConsoleMessages = 10
+
+// messages writes the notifications and requests the server sent during a failed test's step,
+// one line each: "notification notifications/progress {…}", "request x {…} → reply".
+func (c *Console) messages(w *bufio.Writer, t *result.Test) {
+	for i, m := range t.Messages {
+		if i == maxConsoleMessages {
+			c.field(w, "server sent", "", fmt.Sprintf("… %d more", len(t.Messages)-i+t.MessagesDropped))
+			return
+		}
+		line := m.Kind + " " + m.Method
+		if m.Params != "" {
+			line += " " + excerpt(oneLine(m.Params), 120)
+		}
+		switch {
+		case m.Error != "":
+			line += " → error " + excerpt(oneLine(m.Error), 120)
+		case m.Reply != "":
+			line += " → " + excerpt(oneLine(m.Reply), 120)
+		}
+		c.field(w, "server sent", "", line)
 	}
 }
 

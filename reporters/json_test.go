@@ -42,7 +42,7 @@ func resultsSchema(t *testing.T) (*jsonschema.Schema, map[string]any) {
 
 func TestJSONValidatesAgainstSchema(t *testing.T) {
 	sch, _ := resultsSchema(t)
-	for name, run := range map[string]*result.Run{"sample": sampleRun(), "interrupted": interruptedRun(), "empty": emptyRun(), "zero": {}, "findings": findingsRun(), "coverage": coverageRun()} {
+	for name, run := range map[string]*result.Run{"sample": sampleRun(), "interrupted": interruptedRun(), "empty": emptyRun(), "zero": {}, "findings": findingsRun(), "coverage": coverageRun(), "messages": messagesRun()} {
 		t.Run(name, func(t *testing.T) {
 			out := render(t, "json", nil, run, false)
 			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
@@ -76,6 +76,19 @@ func TestJSONValidatesAgainstSchema(t *testing.T) {
 			}
 		})
 	}
+}
+
+// messagesRun has a test that kept the notifications and requests of its step.
+func messagesRun() *result.Run {
+	run := findingsRun()
+	t := run.Collections[0].Tests[0]
+	t.Messages = []result.Message{
+		{Kind: "notification", Method: "notifications/progress", Params: `{"progress":1,"progressToken":1}`},
+		{Kind: "request", Method: "sampling/createMessage", Params: `{"messages":[]}`, Reply: `{"role":"assistant"}`},
+		{Kind: "request", Method: "elicitation/create", Error: "-1 declined"},
+	}
+	t.MessagesDropped = 2
+	return run
 }
 
 func test0(m map[string]any) map[string]any {
@@ -120,6 +133,7 @@ func TestSchemaCoversResultModel(t *testing.T) {
 		{defs["attempt"].(map[string]any), reflect.TypeOf(result.Attempt{}), nil},
 		{defs["failure"].(map[string]any), reflect.TypeOf(result.Failure{}), nil},
 		{defs["error"].(map[string]any), reflect.TypeOf(result.Error{}), nil},
+		{defs["message"].(map[string]any), reflect.TypeOf(result.Message{}), nil},
 		{defs["summary"].(map[string]any), reflect.TypeOf(Summary{}), nil},
 		{defs["coverage"].(map[string]any), reflect.TypeOf(result.Coverage{}), nil},
 		{defs["coverage"].(map[string]any)["properties"].(map[string]any)["servers"].(map[string]any)["items"].(map[string]any), reflect.TypeOf(result.ServerCoverage{}), nil},

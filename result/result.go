@@ -180,6 +180,23 @@ type Test struct {
 	Findings []Finding `json:"findings,omitempty"`
 	// SnapshotsWritten are the snapshot files the test created or changed (--update).
 	SnapshotsWritten []string `json:"snapshotsWritten,omitempty"`
+	// Messages are the notifications and requests to the client the server sent during the
+	// final attempt's step, in order; MessagesDropped counts those left out over the limit.
+	Messages        []Message `json:"messages,omitempty"`
+	MessagesDropped int       `json:"messagesDropped,omitempty"`
+}
+
+// Message is a notification or a request to the client a server sent during a test's step.
+type Message struct {
+	// Kind is "notification" or "request".
+	Kind   string `json:"kind"`
+	Method string `json:"method"`
+	// Params is an excerpt of the params (secrets masked).
+	Params string `json:"params,omitempty"`
+	// Reply is an excerpt of the client's answer to a request; Error the JSON-RPC error it
+	// answered with instead.
+	Reply string `json:"reply,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // Finding is a message from a server that answered no request — a response with an id never

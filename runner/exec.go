@@ -23,6 +23,10 @@ type attempt struct {
 	response string
 	stderr   string
 	subject  *assert.Subject // nil when nothing came back
+	// messages are the notifications and server requests of the step; messagesDropped counts
+	// those over the inbox's bound.
+	messages        []serverconn.Message
+	messagesDropped int
 	// noRetry is set when another attempt cannot help (the server never connected, the run
 	// was interrupted).
 	noRetry bool
@@ -66,6 +70,10 @@ func (cr *colRun) runTest(ctx context.Context, t *collection.Test, rt *result.Te
 	}
 	if last.subject != nil {
 		rt.SnapshotsWritten = last.subject.SnapshotsWritten
+	}
+	if keepsMessages(t, last.messages) {
+		rt.Messages, rt.MessagesDropped = resultMessages(last.messages, cr.mask)
+		rt.MessagesDropped += last.messagesDropped
 	}
 	if rt.Status == result.Passed && len(t.Extract) > 0 && last.subject != nil {
 		cr.extract(ctx, t, rt, last.subject)
@@ -137,13 +145,22 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 	if cr.r.opts.Strict {
 		contracts = p.contracts
 	}
-	o := send(actx, c.Session, t.Step, cr.vars, callTimeout, contracts)
+	// What the server sent before the step is not the step's; its requests during the step
+	// are answered by the test's client rules.
+	c.Inbox.Discard()
+	c.Inbox.SetHandler(cr.replier(t))
+	o := send(actx, c.Session, t.Step, cr.vars, sendOptions{callTimeout: callTimeout, contracts: contracts, progress: t.WantsMessages()})
 	cat := session.CategoryOf(o.err)
+	if o.err == nil && o.sent() {
+		cr.awaitMessages(actx, t, c.Inbox)
+	}
+	a.messages, a.messagesDropped = c.Inbox.Take()
 	// The session is given back once the attempt is judged: what its server sent meanwhile
 	// (a duplicate answer right after the real one) is this attempt's. The scheduler never runs
 	// more tests than a server has sessions, so no test waits for it.
 	defer func() {
 		a.findings = cr.findings.take(c, t.Server, answered(o.err))
+		c.Inbox.SetHandler(nil)
 		p.release(c, cat == session.Crash || cat == session.Disconnected || o.broken)
 	}()
 	if o.sent() {
@@ -224,6 +241,11 @@ func (cr *colRun) judge(ctx context.Context, t *collection.Test, p *pool, o *out
 			}
 			fails = append(fails, *f)
 		}
+	}
+	fails = append(fails, cr.checkMessages(ctx, t, a.messages)...)
+	if a.messagesDropped > 0 && t.WantsMessages() {
+		fails = append(fails, result.Failure{Assertion: "messages", Line: t.Pos.Line,
+			Message: fmt.Sprintf("the server sent more than %d notifications and requests during the step; %d were not kept, so counts may be short", serverconn.MaxInbox, a.messagesDropped)})
 	}
 	a.res.Failures = fails
 	a.res.Status = result.Passed

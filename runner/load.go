@@ -30,7 +30,7 @@ type LoadOutcome struct {
 // outputSchema, if not nil, gives a tool's advertised outputSchema for schema assertions.
 func LoadStep(t *collection.Test, vars *collection.Vars, callTimeout time.Duration, outputSchema func(tool string) json.RawMessage) func(ctx context.Context, s *session.Session) LoadOutcome {
 	return func(ctx context.Context, s *session.Session) LoadOutcome {
-		o := send(ctx, s, t.Step, vars, callTimeout, nil)
+		o := send(ctx, s, t.Step, vars, sendOptions{callTimeout: callTimeout})
 		switch {
 		case o.varErr != nil:
 			return LoadOutcome{Failed: true, Msg: "expand variables: " + o.varErr.Error()}

@@ -82,9 +82,15 @@ func (p *pool) setup() {
 			RequestTimeout:  orDefault(srv.Timeouts.Call, opts.CallTimeout),
 			ConnectTimeout:  orDefault(srv.Timeouts.Connect, opts.ConnectTimeout),
 			ProtocolVersion: orString(srv.ProtocolVersion, opts.ProtocolVersion),
+			// One session serves many tests: it declares every capability the collection
+			// gives replies for, and each test's replies are set on its inbox.
+			Declare: declared(p.cr.col),
+			// Between tests (a request right after the handshake), the collection's rules.
+			OnRequest: p.cr.replier(nil),
 		},
 		Wait:  p.cr.r.wait,
 		Terms: serverconn.CollectionTerms(),
+		Inbox: true,
 	}
 	if opts.StderrDir != "" && isStdio(srv) {
 		stem := strings.TrimSuffix(filepath.Base(p.cr.col.File), filepath.Ext(p.cr.col.File))

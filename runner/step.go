@@ -37,9 +37,29 @@ type outcome struct {
 // sent reports whether a request went out.
 func (o *outcome) sent() bool { return o.varErr == nil && o.strictErr == nil && o.method != "" }
 
+// sendOptions tune how a step is sent.
+type sendOptions struct {
+	callTimeout time.Duration
+	// contracts, in strict runs, checks a tools/call's arguments before it is sent.
+	contracts *toolschema.Tools
+	// progress asks for progress (a progress token) on a tools/call or a raw request.
+	progress bool
+}
+
+// callOptions are the session options of a tools/call or a raw request.
+func (so sendOptions) callOptions() *session.CallOptions {
+	co := &session.CallOptions{Timeout: so.callTimeout}
+	if so.progress {
+		// The notifications themselves reach the session's inbox.
+		co.OnProgress = func(session.Progress) {}
+	}
+	return co
+}
+
 // send expands the step's variables and sends it on s. With contracts (strict runs), a
 // tools/call whose arguments do not match the tool's inputSchema is not sent.
-func send(ctx context.Context, s *session.Session, st collection.Step, vars *collection.Vars, callTimeout time.Duration, contracts *toolschema.Tools) *outcome {
+func send(ctx context.Context, s *session.Session, st collection.Step, vars *collection.Vars, so sendOptions) *outcome {
+	contracts := so.contracts
 	o := &outcome{kind: st.Kind()}
 	switch st := st.(type) {
 	case *collection.ToolCall:
@@ -59,7 +79,7 @@ func send(ctx context.Context, s *session.Session, st collection.Step, vars *col
 				return o
 			}
 		}
-		res, err := s.CallTool(ctx, st.Tool, args, &session.CallOptions{Timeout: callTimeout})
+		res, err := s.CallTool(ctx, st.Tool, args, so.callOptions())
 		if err != nil {
 			return o.fail(err)
 		}
@@ -121,9 +141,9 @@ func send(ctx context.Context, s *session.Session, st collection.Step, vars *col
 			o.raw, o.latency = json.RawMessage("null"), time.Since(start)
 			return o
 		}
-		return o.response(s.Call(ctx, st.Method, params, &session.CallOptions{Timeout: callTimeout}))
+		return o.response(s.Call(ctx, st.Method, params, so.callOptions()))
 	case *collection.Frame:
-		return o.frame(ctx, s, st.Data, callTimeout)
+		return o.frame(ctx, s, st.Data, so.callTimeout)
 	default:
 		o.varErr = fmt.Errorf("unsupported step %T", st)
 	}

@@ -42,13 +42,13 @@ func (s *Session) capabilities() []byte {
 		}
 		b = append(b, m...)
 	}
-	if s.opts.Roots != nil {
+	if s.opts.Roots != nil || s.opts.Declare.Roots {
 		add(`"roots":{}`)
 	}
-	if s.opts.SamplingReply != nil {
+	if s.opts.SamplingReply != nil || s.opts.Declare.Sampling {
 		add(`"sampling":{}`)
 	}
-	if s.opts.ElicitationReply != nil {
+	if s.opts.ElicitationReply != nil || s.opts.Declare.Elicitation {
 		add(`"elicitation":{}`)
 	}
 	return append(b, '}')

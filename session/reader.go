@@ -359,23 +359,9 @@ func (s *Session) serverRequest(env *envelope, f transport.Frame) {
 	if !env.jsonrpcOK() {
 		s.finding(Finding{Category: ProtocolError, Message: "request " + strconv.Quote(method) + " with jsonrpc " + describe(env.jsonrpc), Frame: excerpt(f.Data), At: f.At})
 	}
-	result, code, msg := s.answer(method)
-	if code == 0 && env.params != nil {
-		result = withRelatedTask(result, env.params)
-	}
-	b := make([]byte, 0, 64+len(id)+len(result)+len(msg))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	if code != 0 {
-		b = append(b, `,"error":{"code":`...)
-		b = appendInt(b, int64(code))
-		b = append(b, `,"message":`...)
-		b = appendString(b, msg)
-		b = append(b, "}}"...)
-	} else {
-		b = append(b, `,"result":`...)
-		b = append(b, result...)
-		b = append(b, '}')
+	var params json.RawMessage
+	if env.params != nil {
+		params = append(json.RawMessage(nil), env.params...)
 	}
 	s.mu.Lock()
 	closing := s.sh.closing
@@ -388,33 +374,38 @@ func (s *Session) serverRequest(env *envelope, f transport.Frame) {
 	}
 	go func() {
 		defer s.replies.Done()
+		// The reply is decided here, not on the reader: an OnRequest may take its time.
+		rep := ClientReply{Result: json.RawMessage("{}")}
+		if method != "ping" {
+			rep = s.reply(ServerRequest{Method: method, Params: params, At: f.At})
+		}
+		result := rep.Result
+		if rep.Code == 0 && params != nil {
+			result = withRelatedTask(result, params)
+		}
+		if rep.Code == 0 && !json.Valid(result) {
+			rep.Code, rep.Message = -32603, "the client's reply to "+strconv.Quote(method)+" is not valid JSON"
+		}
+		b := make([]byte, 0, 64+len(id)+len(result)+len(rep.Message))
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, id...)
+		if rep.Code != 0 {
+			b = append(b, `,"error":{"code":`...)
+			b = appendInt(b, int64(rep.Code))
+			b = append(b, `,"message":`...)
+			b = appendString(b, rep.Message)
+			b = append(b, "}}"...)
+		} else {
+			b = append(b, `,"result":`...)
+			b = append(b, result...)
+			b = append(b, '}')
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RequestTimeout)
 		defer cancel()
 		if err := s.send(ctx, b); err != nil && !errors.Is(err, transport.ErrClosed) {
 			s.finding(Finding{Category: Disconnected, Message: "could not answer the server's " + strconv.Quote(method) + ": " + err.Error(), At: time.Now()})
 		}
 	}()
-}
-
-// answer decides the reply to a server→client request: a result, or an error code and message.
-func (s *Session) answer(method string) (json.RawMessage, int, string) {
-	switch method {
-	case "ping":
-		return json.RawMessage("{}"), 0, ""
-	case "roots/list":
-		return s.rootsResult(), 0, ""
-	case "sampling/createMessage":
-		if s.opts.SamplingReply != nil {
-			return s.opts.SamplingReply, 0, ""
-		}
-		return nil, -32601, "sampling/createMessage: this client declared no sampling capability (no canned sampling reply configured)"
-	case "elicitation/create":
-		if s.opts.ElicitationReply != nil {
-			return s.opts.ElicitationReply, 0, ""
-		}
-		return nil, -32601, "elicitation/create: this client declared no elicitation capability (no canned elicitation reply configured)"
-	}
-	return nil, -32601, "method not found: " + strconv.Quote(method)
 }
 
 // withRelatedTask returns result with the related-task `_meta` of a server request's params

@@ -302,14 +302,17 @@ func (s *Session) inputResponses(res []byte) ([]byte, *Error) {
 			if fail != nil {
 				return
 			}
-			var method []byte
+			var method, params []byte
 			_ = eachMember(v, func(mk, mv []byte) {
-				if keyIs(mk, "method") {
+				switch {
+				case keyIs(mk, "method"):
 					method = mv
+				case keyIs(mk, "params"):
+					params = mv
 				}
 			})
 			name, _ := unquote(method)
-			reply, ferr := s.inputReply(name)
+			reply, ferr := s.inputReply(name, params)
 			if ferr != nil {
 				fail = ferr
 				return
@@ -336,7 +339,22 @@ func (s *Session) inputResponses(res []byte) ([]byte, *Error) {
 	return b, nil
 }
 
-func (s *Session) inputReply(method string) (json.RawMessage, *Error) {
+// inputReply answers one MRTR input request: OnRequest first, then the canned replies. A
+// JSON-RPC error from OnRequest, or no reply at all, fails the call.
+func (s *Session) inputReply(method string, params []byte) (json.RawMessage, *Error) {
+	if s.opts.OnRequest != nil {
+		r := ServerRequest{Method: method, Params: append(json.RawMessage(nil), params...), At: time.Now(), Input: true}
+		if rep, ok := s.opts.OnRequest(r); ok {
+			if rep.Code != 0 {
+				return nil, &Error{Category: ServerError, Message: "the client has no answer to the server's input request " + strconv.Quote(method) + ": " + rep.Message,
+					Hint: "add a client reply rule that matches this request"}
+			}
+			if !json.Valid(rep.Result) {
+				return nil, &Error{Category: ProtocolError, Message: "the client's reply to the input request " + strconv.Quote(method) + " is not valid JSON"}
+			}
+			return rep.Result, nil
+		}
+	}
 	switch method {
 	case "elicitation/create":
 		if s.opts.ElicitationReply != nil {

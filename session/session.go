@@ -36,6 +36,14 @@ type Options struct {
 	// ElicitationReply, if set, is the canned result for elicitation/create (and MRTR input
 	// requests of the stateless era); otherwise it is declined with an error.
 	ElicitationReply json.RawMessage
+	// OnRequest, if set, answers the server's requests (sampling/createMessage,
+	// elicitation/create, roots/list, any other method but ping, and the stateless era's MRTR
+	// input requests) before the canned replies above: ok false falls through to them. It runs
+	// on a goroutine of the session's, or on the calling goroutine for input requests, and must
+	// return promptly. Declare the capabilities it answers in Declare.
+	OnRequest func(r ServerRequest) (reply ClientReply, ok bool)
+	// Declare adds client capabilities to those the canned replies imply.
+	Declare ClientCapabilities
 	// OnNotification receives every server notification. It runs on the reader goroutine and
 	// must not block.
 	OnNotification func(Notification)

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -70,7 +72,9 @@ func (a *app) call(ctx context.Context, cmd *cli.Command) error {
 		tg = t
 		out.sessionJSON = newSessionJSON(t, s)
 		start := time.Now()
-		res, err := s.CallTool(ctx, tool, args, nil)
+		pp := newProgressPrinter(a.io.Stderr)
+		res, err := s.CallTool(ctx, tool, args, &session.CallOptions{OnProgress: pp.print})
+		pp.stop()
 		lat := time.Since(start)
 		if err != nil {
 			var se *session.Error
@@ -252,4 +256,38 @@ func readObjectFlag(ctx context.Context, name, v string, stdin io.Reader) (json.
 func ms(d time.Duration) *float64 {
 	v := float64(d.Microseconds()) / 1000
 	return &v
+}
+
+// progressPrinter prints a call's progress on stderr as it arrives, one line per update, until
+// stopped. It is safe for concurrent use.
+type progressPrinter struct {
+	mu      sync.Mutex // guards w and stopped
+	w       io.Writer
+	stopped bool
+}
+
+func newProgressPrinter(w io.Writer) *progressPrinter { return &progressPrinter{w: w} }
+
+// print writes one update: "progress 3/10 (30%): message".
+func (p *progressPrinter) print(pr session.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	line := "progress " + strconv.FormatFloat(pr.Progress, 'f', -1, 64)
+	if pr.Total > 0 {
+		line += fmt.Sprintf("/%s (%.0f%%)", strconv.FormatFloat(pr.Total, 'f', -1, 64), 100*pr.Progress/pr.Total)
+	}
+	if pr.Message != "" {
+		line += ": " + truncate(pr.Message, 200)
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// stop ends the printing: later updates are dropped.
+func (p *progressPrinter) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
 }

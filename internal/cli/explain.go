@@ -80,8 +80,12 @@ func explainInspect(w io.Writer, f serverFlags) error {
 	b.WriteString("mcpspec inspect opens one session and reads commands, one per line, until .exit or end of input.\n\nSteps:\n")
 	n := explainServer(&b, f, 1)
 	fmt.Fprintf(&b, "  %d. Read a line (with editing and history when stdin is a terminal) and run it:\n", n)
+	width := 0
 	for _, c := range replCommands() {
-		fmt.Fprintf(&b, "       %-22s %s\n", c.usage, c.help)
+		width = max(width, len(c.usage))
+	}
+	for _, c := range replCommands() {
+		fmt.Fprintf(&b, "       %-*s %s\n", width, c.usage, c.help)
 	}
 	fmt.Fprintf(&b, "     %s\n", explainRequests(f))
 	b.WriteString("     A failed command prints its error and the next line is read; the session stays open.\n")

@@ -43,6 +43,9 @@ func replCommands() []replCommand {
 		{".resources", ".resources", "list the resources and resource templates", (*repl).resources},
 		{".read", ".read URI", "read a resource", (*repl).read},
 		{".prompts", ".prompts", "list the prompts", (*repl).prompts},
+		{".prompt", ".prompt NAME [JSON]", "get a prompt with a JSON object of arguments (default {})", (*repl).prompt},
+		{".complete", ".complete REF ARG [VALUE]", "complete an argument; REF is prompt:NAME or resource:URI-TEMPLATE", (*repl).complete},
+		{".request", ".request METHOD [JSON]", "send any request with JSON params and print the raw result", (*repl).request},
 		{".help", ".help", "show this list", (*repl).help},
 		{".exit", ".exit", "close the session and quit (also .quit, Ctrl-D)", nil},
 	}
@@ -50,8 +53,12 @@ func replCommands() []replCommand {
 
 func replHelp() string {
 	var b strings.Builder
+	width := 0
 	for _, c := range replCommands() {
-		fmt.Fprintf(&b, "  %-20s %s\n", c.usage, c.help)
+		width = max(width, len(c.usage))
+	}
+	for _, c := range replCommands() {
+		fmt.Fprintf(&b, "  %-*s %s\n", width, c.usage, c.help)
 	}
 	return b.String()
 }
@@ -322,4 +329,91 @@ func (r *repl) prompts(ctx context.Context, _ string) error {
 		rows = append(rows, []string{p.Name, orDash(strings.Join(args, ", ")), orDash(truncate(p.Description, 60))})
 	}
 	return table(r.out, rows)
+}
+
+func (r *repl) prompt(ctx context.Context, arg string) error {
+	name, rawArgs, _ := strings.Cut(arg, " ")
+	if name == "" {
+		return &Error{Code: ExitConfig, Msg: "missing the prompt name", Hint: `.prompt NAME {"arg":"value"}; .prompts lists them`}
+	}
+	raw, err := inlineJSON(ctx, strings.TrimSpace(rawArgs), `.prompt NAME {"arg":"value"}`)
+	if err != nil {
+		return err
+	}
+	args, err := promptArgs(raw, "the arguments")
+	if err != nil {
+		return err
+	}
+	resp, err := r.s.GetPrompt(ctx, name, args)
+	if err != nil {
+		e := r.t.requestError(err, fmt.Sprintf("prompts/get %q", name))
+		if names, missing := otherPrompts(ctx, r.s, name); missing && ctx.Err() == nil {
+			e.Hint = availableOf(names)
+		}
+		return e
+	}
+	return printPromptResult(r.out, resp.Result)
+}
+
+func (r *repl) complete(ctx context.Context, arg string) error {
+	usage := ".complete prompt:NAME ARG [VALUE] or .complete resource:URI-TEMPLATE ARG [VALUE]"
+	f := strings.Fields(arg)
+	if len(f) < 2 || len(f) > 3 {
+		return &Error{Code: ExitConfig, Msg: "expected a ref and an argument name", Hint: usage}
+	}
+	var ref map[string]any
+	switch kind, name, _ := strings.Cut(f[0], ":"); {
+	case kind == "prompt" && name != "":
+		ref = map[string]any{"type": "ref/prompt", "name": name}
+	case kind == "resource" && name != "":
+		ref = map[string]any{"type": "ref/resource", "uri": name}
+	default:
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("%q is not a ref", truncate(f[0], 60)), Hint: usage}
+	}
+	value := ""
+	if len(f) == 3 {
+		value = f[2]
+	}
+	resp, err := r.s.Complete(ctx, ref, f[1], value)
+	if err != nil {
+		return r.t.requestError(err, fmt.Sprintf("completion/complete of %q", f[1]))
+	}
+	return printCompletion(r.out, resp.Result)
+}
+
+func (r *repl) request(ctx context.Context, arg string) error {
+	method, rawParams, _ := strings.Cut(arg, " ")
+	if method == "" {
+		return &Error{Code: ExitConfig, Msg: "missing the method", Hint: `.request METHOD {"param":"value"}, e.g. .request tools/list`}
+	}
+	var params any
+	if p := strings.TrimSpace(rawParams); p != "" {
+		raw, err := inlineJSON(ctx, p, `.request METHOD {"param":"value"}`)
+		if err != nil {
+			return err
+		}
+		params = raw
+	}
+	resp, err := r.s.Call(ctx, method, params, nil)
+	if err != nil {
+		return r.t.requestError(err, method)
+	}
+	return printRawResult(r.out, resp.Result)
+}
+
+// inlineJSON reads a JSON object written after a REPL command (or @FILE); "" means {}.
+func inlineJSON(ctx context.Context, v, hint string) (json.RawMessage, error) {
+	if v == "-" {
+		return nil, &Error{Code: ExitConfig, Msg: "JSON cannot come from stdin inside inspect", Hint: "write it inline, or use @FILE"}
+	}
+	raw, err := readObjectFlag(ctx, "args", v, nil)
+	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			ce.Msg = strings.Replace(strings.Replace(ce.Msg, "--args is", "the JSON is", 1), "--args", "the JSON", 1)
+			ce.Hint = "write one JSON object: " + hint
+		}
+		return nil, err
+	}
+	return raw, nil
 }

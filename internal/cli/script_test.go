@@ -73,6 +73,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve":    cmdServe,
 			"serveweb": cmdServeWeb,
+			"readme":   cmdReadme,
 		},
 		Condition: func(cond string) (bool, error) {
 			name, ok := strings.CutPrefix(cond, "transport:")
@@ -165,4 +166,29 @@ func cmdServeWeb(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv(args[0], srv.URL)
+}
+
+// cmdReadme is `readme LANG TEXT FILE`: it writes the first ```LANG block of the repository's
+// README.md that contains TEXT to FILE in the script's work directory, so scripts run the
+// README's examples as written.
+func cmdReadme(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: readme LANG TEXT FILE")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	ts.Check(err)
+	fence := "```" + args[0] + "\n"
+	for rest := string(readme); ; {
+		i := strings.Index(rest, fence)
+		if i < 0 {
+			ts.Fatalf("README.md has no %s block containing %q", args[0], args[1])
+		}
+		rest = rest[i+len(fence):]
+		block, after, _ := strings.Cut(rest, "```")
+		if strings.Contains(block, args[1]) {
+			ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block), 0o644))
+			return
+		}
+		rest = after
+	}
 }

@@ -79,6 +79,10 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringFlag{Name: "max-message-size", Value: "16MiB", Usage: "largest message accepted from servers that set no maxMessageSize: bytes or a `SIZE` with a unit (64MiB)"},
 			&cli.BoolFlag{Name: "keep-stderr", Usage: "keep the servers' stderr files (.mcpspec/runs/stderr) after a run that passed; a failed run always keeps them"},
 			&cli.FloatFlag{Name: "min-coverage", DefaultText: "off", Usage: "fail (exit 1) when less than `PCT` % of the advertised tools, prompts and resources were exercised"},
+			&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "run each collection once per row of `FILE` (CSV with a header row, or a JSON array of objects), the row's values as variables"},
+			&cli.StringFlag{Name: "data-key", Usage: "name each --data iteration by the values of `COLUMN` instead of \"row N\""},
+			&cli.BoolFlag{Name: "json", Usage: "print the results document on stdout (as --reporter json)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan — servers, tests in order, dependencies, blocks — and exit without starting or connecting anything"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
 	}
@@ -120,6 +124,10 @@ type testConfig struct {
 	// minCoverage is --min-coverage in percent; negative when not given.
 	minCoverage float64
 	skipLoad    bool
+	// data is --data (and --data-key): one iteration per row; nil without it.
+	data *dataFlags
+	// dryRun prints the plan instead of running; json prints it (or the results) as JSON.
+	dryRun, json bool
 }
 
 // reporterSpec is one --reporter NAME[=PATH].
@@ -193,7 +201,21 @@ func (a *app) testConfig(ctx context.Context, cmd *cli.Command, save *optionalNa
 	if err != nil {
 		return nil, err
 	}
-	if cfg.reporters, err = parseReporters(cmd.StringSlice("reporter")); err != nil {
+	cfg.dryRun, cfg.json = cmd.Bool("dry-run"), cmd.Bool("json")
+	if cfg.dryRun && cfg.watch {
+		return nil, &Error{Code: ExitConfig, Msg: "--dry-run and --watch do not go together", Hint: "--dry-run prints the plan once and exits"}
+	}
+	if cfg.data, err = readDataFlags(cmd); err != nil {
+		return nil, err
+	}
+	entries := cmd.StringSlice("reporter")
+	if cfg.json {
+		if err := jsonWithReporters(entries); err != nil {
+			return nil, err
+		}
+		entries = append(entries, "json")
+	}
+	if cfg.reporters, err = parseReporters(entries); err != nil {
 		return nil, err
 	}
 	if cfg.baseline != "" {
@@ -420,7 +442,7 @@ func isIOError(err error) bool {
 
 // testOnce loads, runs, reports and compares once.
 func (a *app) testOnce(ctx context.Context, cfg *testConfig) error {
-	cols, err := loadCollections(cfg.paths, cfg.load, "test")
+	cols, err := loadIterations(cfg.paths, cfg.load, cfg.data, "test")
 	if err != nil {
 		if cfg.saveBaseline != nil && cfg.saveBaseline.set && cfg.saveBaseline.name == "" {
 			// "--save-baseline main" takes main as a collection path.
@@ -433,6 +455,9 @@ func (a *app) testOnce(ctx context.Context, cfg *testConfig) error {
 	}
 	if (len(cfg.ropts.Tags) > 0 || cfg.ropts.Grep != nil) && !anySelected(&cfg.ropts, cols) {
 		return noTestSelected(cfg, cols)
+	}
+	if cfg.dryRun {
+		return a.printPlan(cfg, cols)
 	}
 	// A baseline that cannot be read is a mistake in the flags: say so before running anything.
 	var base *baselineRun

@@ -102,13 +102,9 @@ func flagExample(f cli.Flag) string {
 	return ""
 }
 
-// flagHint suggests what the user meant by an unknown flag: a flag of the verb spelled alike,
-// or the verb's way of doing what a familiar flag does elsewhere.
+// flagHint suggests what the user meant by an unknown flag: a flag of the verb spelled alike.
 func flagHint(cmd *cli.Command, name string) string {
 	name = strings.SplitN(name, "=", 2)[0]
-	if cmd.Name == "test" && name == "json" {
-		return "'mcpspec test' reports as JSON with --reporter json (or --reporter json=FILE)"
-	}
 	var names []string
 	for _, f := range cmd.Flags {
 		for _, n := range f.Names() {

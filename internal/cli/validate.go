@@ -18,7 +18,7 @@ func (a *app) validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "validate",
 		Usage: "check collection files without running them",
-		UsageText: "mcpspec validate FILE|DIR… [--env NAME] [--var K=V]… [--env-file PATH] [--server-check]\n\n" +
+		UsageText: "mcpspec validate FILE|DIR… [--env NAME] [--var K=V]… [--env-file PATH] [--data FILE] [--server-check]\n\n" +
 			"Loads each collection strictly (YAML, keys, types, assertions, dependencies, variables,\n" +
 			"the JSON Schema) and prints every problem at file:line:column with a hint. With\n" +
 			"--server-check it also starts or connects to each server and checks that every tool the\n" +
@@ -30,6 +30,8 @@ func (a *app) validateCommand() *cli.Command {
 			&cli.StringFlag{Name: "env-file", Usage: "read variables from `PATH`"},
 			&cli.BoolFlag{Name: "server-check", Usage: "connect to the servers and check that the tools the tests call exist"},
 			&durationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "with --server-check, the default start/handshake timeout of servers that set no timeouts.connect"},
+			&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "validate once per row of `FILE` (as mcpspec test --data), the row's values as variables"},
+			&cli.StringFlag{Name: "data-key", Usage: "name the --data iterations by `COLUMN`"},
 		},
 		Action: a.validate,
 	}
@@ -48,7 +50,11 @@ func (a *app) validate(ctx context.Context, cmd *cli.Command) error {
 		Executable: a.io.Executable, ConnectTimeout: cmd.Duration("connect-timeout")}
 	lo := ropts.LoadOptions()
 	lo.Masker = a.masker
-	cols, err := loadCollections(paths, lo, "validate")
+	data, err := readDataFlags(cmd)
+	if err != nil {
+		return err
+	}
+	cols, err := loadIterations(paths, lo, data, "validate")
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,9 @@ type Options struct {
 	Wait func(ctx context.Context) error
 	// Terms names the user's settings in hints; zero fields take [CLITerms]' values.
 	Terms Terms
+	// Inbox gives every session an [Inbox] recording its notifications and server requests
+	// (Session.OnNotification and OnRequest are still called after it).
+	Inbox bool
 }
 
 // Opener opens sessions to one server. It is safe for concurrent use.
@@ -69,6 +72,9 @@ type Conn struct {
 	Transport spec.Transport
 	// Findings collects what the server sent on this session that answered no request.
 	Findings *Findings
+	// Inbox records the session's notifications and server requests and answers the latter
+	// (nil unless [Options].Inbox).
+	Inbox *Inbox
 
 	op *Opener
 }
@@ -185,6 +191,26 @@ func (op *Opener) open(ctx context.Context, adjust func(*session.Options)) (*Con
 			next(f)
 		}
 	}
+	var inbox *Inbox
+	if op.o.Inbox {
+		inbox = newInbox()
+		nextNote, nextReq := so.OnNotification, so.OnRequest
+		so.OnNotification = func(n session.Notification) {
+			inbox.notification(n)
+			if nextNote != nil {
+				nextNote(n)
+			}
+		}
+		so.OnRequest = func(r session.ServerRequest) (session.ClientReply, bool) {
+			if rep, ok := inbox.request(r); ok {
+				return rep, true
+			}
+			if nextReq != nil {
+				return nextReq(r)
+			}
+			return session.ClientReply{}, false
+		}
+	}
 	s, err := session.Open(ctx, d, &so)
 	if err != nil {
 		var bad []byte
@@ -193,7 +219,7 @@ func (op *Opener) open(ctx context.Context, adjust func(*session.Options)) (*Con
 		}
 		return nil, op.connectError(ctx, err, limit, byCaller, bad, stderrPath)
 	}
-	c := &Conn{Session: s, N: n, StderrPath: stderrPath, Transport: settled(op.o.Info.Transport, s.Conn()), Findings: findings, op: op}
+	c := &Conn{Session: s, N: n, StderrPath: stderrPath, Transport: settled(op.o.Info.Transport, s.Conn()), Findings: findings, Inbox: inbox, op: op}
 	if proc, ok := s.Conn().(transport.Process); ok {
 		c.Process = proc
 		if p := proc.StderrPath(); p != "" {
