@@ -46,6 +46,11 @@ type Options struct {
 	MinR2 float64
 	// MinPoints is the least number of readings after the warm-up (default 8; at least 8).
 	MinPoints int
+	// MinCalls is the least number of calls finished after the warm-up for a leak verdict
+	// (default 10,000; negative: no minimum). With fewer, growth that would be a leak is
+	// "indeterminate": a healthy server's heap still grows per call over its first thousands
+	// of calls. Not applied when calls were not counted.
+	MinCalls int64
 }
 
 // The defaults of [Options].
@@ -54,6 +59,7 @@ const (
 	DefaultMinGrowth = 10 << 20
 	DefaultMinR2     = 0.5
 	DefaultMinPoints = 8
+	DefaultMinCalls  = 10000
 )
 
 // The guard's thresholds (see the package documentation).
@@ -88,6 +94,9 @@ func (o *Options) withDefaults(last time.Duration) Options {
 		v.MinR2 = DefaultMinR2
 	}
 	v.MinPoints = max(v.MinPoints, DefaultMinPoints)
+	if v.MinCalls == 0 {
+		v.MinCalls = DefaultMinCalls
+	}
 	return v
 }
 
@@ -109,9 +118,11 @@ type Result struct {
 	// RobustSlope is the Theil–Sen slope of the window, LateSlope that of its last half, in
 	// bytes per second.
 	RobustSlope, LateSlope float64
-	// Warmup is the start of the run left out; Points the readings analysed.
+	// Warmup is the start of the run left out; Points the readings analysed and Calls the
+	// calls finished between the first and the last of them.
 	Warmup time.Duration
 	Points int
+	Calls  int64
 }
 
 // KBPerCall is BytesPerCall in KiB.
@@ -154,7 +165,7 @@ func Analyze(points []Point, o *Options) Result {
 	}
 	r.SlopeBytesPerSec, r.InterceptBytes, r.R2 = fit(ts, ys)
 	r.PredictedGrowth = r.SlopeBytesPerSec * opt.Duration.Seconds()
-	if cs[len(cs)-1] > cs[0] {
+	if r.Calls = win[len(win)-1].Calls - win[0].Calls; r.Calls > 0 {
 		r.BytesPerCall, _, _ = fit(cs, ys)
 	}
 	r.RobustSlope = theilSen(ts, ys)
@@ -192,6 +203,9 @@ func judge(r Result, o Options, ts, ys []float64) (Verdict, string) {
 	}
 	if pause < pauseShare*rise {
 		return Indeterminate, fmt.Sprintf("memory grows in steps: %s over the run, but %s from one quarter of it to the next", mib(rise), mib(pause))
+	}
+	if r.Calls > 0 && r.Calls < o.MinCalls {
+		return Indeterminate, fmt.Sprintf("memory grows steadily by %s/s, but over %d calls only: a healthy heap can grow like this over its first %d calls; run longer", mib(r.SlopeBytesPerSec), r.Calls, o.MinCalls)
 	}
 	return Leak, fmt.Sprintf("memory grows steadily by %s/s (R² %.2f), %s over %v", mib(r.SlopeBytesPerSec), r.R2, mib(r.PredictedGrowth), o.Duration)
 }

@@ -65,6 +65,9 @@ func TestAnalyze(t *testing.T) {
 		{"slowing", series(120, 400, func(t float64) float64 { return base + 200*mib*(1-math.Exp(-t/25)) }), nil, leak.Indeterminate, "slows"},
 		{"too few", series(10, 400, func(t float64) float64 { return base + t*mib }), nil, leak.Indeterminate, "at least 8"},
 		{"all at once", []leak.Point{{Bytes: 1}, {Bytes: 2}, {Bytes: 3}, {Bytes: 4}, {Bytes: 5}, {Bytes: 6}, {Bytes: 7}, {Bytes: 8}}, &leak.Options{Warmup: -1}, leak.Indeterminate, "same time"},
+		// The heap of a healthy V8 server over its first few thousand calls looks like this.
+		{"leak-like over few calls", series(120, 50, func(t float64) float64 { return base + t*50*3*1024 }), &leak.Options{MinGrowth: 5 * mib}, leak.Indeterminate, "over 4450 calls only"},
+		{"few calls, no minimum", series(120, 50, func(t float64) float64 { return base + t*50*3*1024 }), &leak.Options{MinGrowth: 5 * mib, MinCalls: -1}, leak.Leak, "grows steadily"},
 		{"below the threshold", series(120, 400, func(t float64) float64 { return base + t*0.05*mib }), nil, leak.NoLeak, "threshold 10.0 MiB"},
 		{"below a raised threshold", series(120, 400, func(t float64) float64 { return base + t*0.5*mib }), &leak.Options{MinGrowth: 100 * mib}, leak.NoLeak, "threshold 100.0 MiB"},
 	}
@@ -103,8 +106,8 @@ func TestAnalyzeFigures(t *testing.T) {
 	near("PredictedGrowth", r.PredictedGrowth, perSec*120)
 	near("RobustSlope", r.RobustSlope, perSec)
 	near("LateSlope", r.LateSlope, perSec)
-	if r.Warmup != 30*time.Second || r.Points != 90 {
-		t.Errorf("warm-up %v, %d points; want 30s (the default), 90", r.Warmup, r.Points)
+	if r.Warmup != 30*time.Second || r.Points != 90 || r.Calls != 89*400 {
+		t.Errorf("warm-up %v, %d points, %d calls; want 30s (the default), 90, %d", r.Warmup, r.Points, r.Calls, 89*400)
 	}
 	if r.Verdict != leak.Leak {
 		t.Errorf("verdict %s: %s", r.Verdict, r.Reason)
