@@ -1,0 +1,84 @@
+//go:build unix
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mcpStressForTest returns the mcp-stress binary npm ci installs in interop/, or "".
+func mcpStressForTest(t *testing.T) string {
+	p := filepath.Join("..", MCPStressPath)
+	if _, err := os.Stat(p); err != nil {
+		t.Logf("mcp-stress not installed (%v): its column is left out (cd interop && npm ci)", err)
+		return ""
+	}
+	return p
+}
+
+// TestVersusSmoke runs the throughput comparison with tiny durations: every client must
+// complete calls against the echo server, and the table must come out.
+func TestVersusSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	stress := mcpStressForTest(t)
+	r, err := Versus(ctx, VersusConfig{Mcpspec: binary(t), MCPStress: stress, Concurrency: 2, Duration: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Raw.PerSecond() <= 0 || r.Ours.PerSecond() <= 0 || len(r.Raw.Calls) == 0 {
+		t.Errorf("raw %v/s, mcpspec %v/s", r.Raw.PerSecond(), r.Ours.PerSecond())
+	}
+	if stress != "" && (r.Stress == nil || r.Stress.RequestsPerSecond <= 0 || r.Stress.TotalErrors != 0) {
+		t.Errorf("mcp-stress: %+v", r.Stress)
+	}
+	if r.Load == nil && len(r.Skipped) == 0 {
+		t.Error("no mcpspec load figure and no reason")
+	}
+	var out bytes.Buffer
+	r.WriteTables(&out)
+	for _, want := range []string{"| raw client (closed, 2 callers) |", "| mcpspec session (closed) |", "÷ mcp-stress"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	t.Logf("\n%s", out.String())
+}
+
+// TestTruthSmoke runs the latency-truth experiment with a short stall. It needs a testserver
+// that injects delays (the load engine brings the flags).
+func TestTruthSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := TruthConfig{
+		Mcpspec: binary(t), MCPStress: mcpStressForTest(t), Rate: 50, Workers: 2, Duration: 3 * time.Second,
+		Model: DelayModel{Fixed: 5 * time.Millisecond, ExpMean: 5 * time.Millisecond, StallAfter: time.Second, StallFor: 500 * time.Millisecond},
+	}
+	r, err := Truth(ctx, cfg)
+	if errors.Is(err, ErrNoDelayFlags) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Open.Calls) != 150 || len(r.Truth.Calls) != 150*50 {
+		t.Errorf("open %d calls, truth %d", len(r.Open.Calls), len(r.Truth.Calls))
+	}
+	// Calls due in the stall's first 250 ms wait ≥ 250 ms whatever the machine's load.
+	if n := countAtLeast(r.Open, 250*time.Millisecond); n < 10 {
+		t.Errorf("open: %d calls ≥ 250ms, want ≥ 10", n)
+	}
+	var out bytes.Buffer
+	r.WriteTables(&out)
+	if !strings.Contains(out.String(), "| p99.9 |") {
+		t.Errorf("table:\n%s", out.String())
+	}
+	t.Logf("\n%s", out.String())
+}
