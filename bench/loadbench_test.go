@@ -29,22 +29,24 @@ func TestVersusSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	stress := mcpStressForTest(t)
-	r, err := Versus(ctx, VersusConfig{Mcpspec: binary(t), MCPStress: stress, Concurrency: 2, Duration: time.Second})
+	r, err := Versus(ctx, VersusConfig{Mcpspec: binary(t), MCPStress: stress, Concurrency: 2, Duration: time.Second, Rounds: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Raw.PerSecond() <= 0 || r.Ours.PerSecond() <= 0 || len(r.Raw.Calls) == 0 {
-		t.Errorf("raw %v/s, mcpspec %v/s", r.Raw.PerSecond(), r.Ours.PerSecond())
+	for _, name := range []string{RowRaw, RowOurs} {
+		if row := r.Row(name); row == nil || len(row.Rounds) != 2 || row.Rounds[0].PerSecond <= 0 || row.Rounds[1].P50 <= 0 {
+			t.Errorf("%s: %+v", name, row)
+		}
 	}
-	if stress != "" && (r.Stress == nil || r.Stress.RequestsPerSecond <= 0 || r.Stress.TotalErrors != 0) {
-		t.Errorf("mcp-stress: %+v", r.Stress)
+	if row := r.Row(RowStress); stress != "" && (row == nil || len(row.Rounds) != 2 || row.Rounds[0].PerSecond <= 0) {
+		t.Errorf("mcp-stress: %+v", row)
 	}
-	if r.Load == nil && len(r.Skipped) == 0 {
+	if r.Row(RowLoad) == nil && len(r.Skipped) == 0 {
 		t.Error("no mcpspec load figure and no reason")
 	}
 	var out bytes.Buffer
 	r.WriteTables(&out)
-	for _, want := range []string{"| raw client (closed, 2 callers) |", "| mcpspec session (closed) |", "÷ mcp-stress"} {
+	for _, want := range []string{"| raw client (closed, 2 callers) |", "| mcpspec session (closed, 2 callers) |", "÷ mcp-stress", "median of 2"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

@@ -3,12 +3,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,37 +22,88 @@ type VersusConfig struct {
 	// Echo is the echo server binary ([BuildEcho]); "" builds one into a temporary directory.
 	Echo string
 	// Mcpspec is the mcpspec binary whose `load` command is measured; "" or one without the
-	// load command leaves that column out.
+	// load command leaves that row out.
 	Mcpspec string
-	// MCPStress is the mcp-stress binary; "" leaves that column out.
+	// MCPStress is the mcp-stress binary; "" leaves that row out.
 	MCPStress string
 	// Concurrency is the callers of every client (default 10).
 	Concurrency int
 	// Duration is each client's run (default 10s; mcp-stress counts whole seconds).
 	Duration time.Duration
+	// Rounds is how many times every client runs, interleaved (default 1); the table shows
+	// the median round and the range.
+	Rounds int
 	// Progress, if set, receives a line as each measurement starts.
 	Progress io.Writer
 }
 
+// Figure is one client's throughput and latency in one round.
+type Figure struct {
+	PerSecond float64
+	P50, P99  time.Duration
+}
+
+// VersusRow is one client's figures, one per round.
+type VersusRow struct {
+	Client string
+	Rounds []Figure
+}
+
+// median returns the round with the median throughput (the lower middle one of an even
+// count) and the lowest and highest throughput.
+func (r VersusRow) median() (mid Figure, lo, hi float64) {
+	f := slices.Clone(r.Rounds)
+	slices.SortFunc(f, func(a, b Figure) int { return cmp.Compare(a.PerSecond, b.PerSecond) })
+	return f[(len(f)-1)/2], f[0].PerSecond, f[len(f)-1].PerSecond
+}
+
 // VersusResults is a [Versus] run's figures: throughput and latency of each client against the
-// same echo server, each with a fresh server process.
+// same echo server, each run with a fresh server process.
 type VersusResults struct {
 	Config VersusConfig
-	// Raw and Ours are the raw client and mcpspec's session, closed model.
-	Raw, Ours Latencies
-	// Stress is mcp-stress's summary (nil: not run).
-	Stress *StressSummary
-	// Load is `mcpspec load`'s (nil: not run).
-	Load *LoadSummary
-	// Skipped says why a column is missing.
+	// Rows holds, in table order: the raw client, mcpspec's session, `mcpspec load` (if
+	// run) and mcp-stress (if run).
+	Rows []VersusRow
+	// Skipped says why a row is missing.
 	Skipped []string
 	// LoadAvg is the machine's 1-minute load average before and after the run (-1: unknown).
 	LoadAvg [2]float64
 }
 
-// Versus measures, in one run and against the echo server, the raw client and mcpspec's
-// session (Concurrency callers each), mcp-stress (-c Concurrency) and `mcpspec load
-// --concurrency Concurrency` (its whole path: histograms, timeline, trace, run directory).
+// Row returns the figures of the client named name (nil: not run).
+func (r *VersusResults) Row(name string) *VersusRow {
+	for i := range r.Rows {
+		if r.Rows[i].Client == name {
+			return &r.Rows[i]
+		}
+	}
+	return nil
+}
+
+// The client names of [VersusResults.Rows].
+const (
+	RowRaw    = "raw client"
+	RowOurs   = "mcpspec session"
+	RowLoad   = "mcpspec load"
+	RowStress = "mcp-stress"
+)
+
+// label is how the table names a client run with n callers.
+func label(client string, n int) string {
+	c := strconv.Itoa(n)
+	switch client {
+	case RowLoad:
+		return "`mcpspec load --concurrency " + c + "`"
+	case RowStress:
+		return "mcp-stress -c " + c
+	}
+	return client + " (closed, " + c + " callers)"
+}
+
+// Versus measures, against the echo server, the raw client and mcpspec's session
+// (Concurrency callers each), `mcpspec load --concurrency Concurrency` (its whole path:
+// histograms, timeline, trace, run directory) and mcp-stress (-c Concurrency), all in one
+// run, Rounds times interleaved.
 func Versus(ctx context.Context, cfg VersusConfig) (*VersusResults, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 10
@@ -58,6 +111,7 @@ func Versus(ctx context.Context, cfg VersusConfig) (*VersusResults, error) {
 	if cfg.Duration <= 0 {
 		cfg.Duration = 10 * time.Second
 	}
+	cfg.Rounds = max(cfg.Rounds, 1)
 	progress := progressTo(cfg.Progress)
 	if cfg.Echo == "" {
 		dir, err := os.MkdirTemp("", "mcpbench-echo-")
@@ -72,81 +126,103 @@ func Versus(ctx context.Context, cfg VersusConfig) (*VersusResults, error) {
 	r := &VersusResults{Config: cfg}
 	r.LoadAvg[0] = loadAverage(ctx)
 	defer func() { r.LoadAvg[1] = loadAverage(ctx) }()
+	type client struct {
+		name string
+		run  func() (Figure, error)
+	}
 	target := Target{Transport: Stdio, Argv: []string{cfg.Echo}}
-	for _, k := range []struct {
-		kind Kind
-		into *Latencies
-	}{{Raw, &r.Raw}, {Ours, &r.Ours}} {
-		progress("echo server: %s, %d callers, %v", k.kind, cfg.Concurrency, cfg.Duration)
-		c, err := Dial(ctx, k.kind, target)
-		if err != nil {
-			return r, err
-		}
-		*k.into, err = Closed(ctx, c, cfg.Concurrency, cfg.Duration)
-		c.Close()
-		if err != nil {
-			return r, fmt.Errorf("%s: %w", k.kind, err)
+	session := func(kind Kind) func() (Figure, error) {
+		return func() (Figure, error) {
+			c, err := Dial(ctx, kind, target)
+			if err != nil {
+				return Figure{}, err
+			}
+			defer c.Close()
+			l, err := Closed(ctx, c, cfg.Concurrency, cfg.Duration)
+			if err != nil {
+				return Figure{}, fmt.Errorf("%s: %w", kind, err)
+			}
+			return Figure{PerSecond: l.PerSecond(), P50: l.Percentile(50), P99: l.Percentile(99)}, nil
 		}
 	}
-	if cfg.MCPStress == "" {
-		r.Skipped = append(r.Skipped, "mcp-stress: no binary given")
-	} else {
-		progress("echo server: mcp-stress -c %d -d %v", cfg.Concurrency, cfg.Duration)
-		s, err := RunMCPStress(ctx, cfg.MCPStress, cfg.Duration, cfg.Concurrency, "echo", []string{cfg.Echo})
-		if err != nil {
-			return r, err
-		}
-		r.Stress = &s
-	}
+	clients := []client{{RowRaw, session(Raw)}, {RowOurs, session(Ours)}}
 	switch {
 	case cfg.Mcpspec == "":
 		r.Skipped = append(r.Skipped, "mcpspec load: no binary given")
 	case !HasLoad(ctx, cfg.Mcpspec):
 		r.Skipped = append(r.Skipped, "mcpspec load: "+cfg.Mcpspec+" has no load command (the load engine has not landed)")
 	default:
-		progress("echo server: mcpspec load --concurrency %d --duration %v", cfg.Concurrency, cfg.Duration)
-		s, err := RunLoad(ctx, cfg.Mcpspec, cfg.Duration, []string{
-			"--server", cfg.Echo, "--scenario", "sustained", "--concurrency", strconv.Itoa(cfg.Concurrency),
-			"--duration", cfg.Duration.String(), "--tool", "echo", "--args", `{"text":"hello"}`,
-		})
-		if err != nil {
-			return r, err
+		clients = append(clients, client{RowLoad, func() (Figure, error) {
+			s, err := RunLoad(ctx, cfg.Mcpspec, cfg.Duration, []string{
+				"--server", cfg.Echo, "--scenario", "sustained", "--concurrency", strconv.Itoa(cfg.Concurrency),
+				"--duration", cfg.Duration.String(), "--tool", "echo", "--args", `{"text":"hello"}`,
+			})
+			if err != nil {
+				return Figure{}, err
+			}
+			if s.Errors.Total > 0 {
+				return Figure{}, fmt.Errorf("bench: mcpspec load: %d errors against the echo server", s.Errors.Total)
+			}
+			return Figure{PerSecond: s.Throughput.RequestsPerSec, P50: msDuration(s.Latency.P50), P99: msDuration(s.Latency.P99)}, nil
+		}})
+	}
+	if cfg.MCPStress == "" {
+		r.Skipped = append(r.Skipped, "mcp-stress: no binary given")
+	} else {
+		clients = append(clients, client{RowStress, func() (Figure, error) {
+			s, err := RunMCPStress(ctx, cfg.MCPStress, cfg.Duration, cfg.Concurrency, "echo", []string{cfg.Echo})
+			if err != nil {
+				return Figure{}, err
+			}
+			if s.TotalErrors > 0 {
+				return Figure{}, fmt.Errorf("bench: mcp-stress: %d errors against the echo server", s.TotalErrors)
+			}
+			return Figure{PerSecond: s.RequestsPerSecond, P50: msDuration(s.Overall.P50), P99: msDuration(s.Overall.P99)}, nil
+		}})
+	}
+	r.Rows = make([]VersusRow, len(clients))
+	for i, c := range clients {
+		r.Rows[i].Client = c.name
+	}
+	for round := range cfg.Rounds {
+		for i, c := range clients {
+			progress("echo server, round %d/%d: %s, %d concurrent, %v", round+1, cfg.Rounds, c.name, cfg.Concurrency, cfg.Duration)
+			f, err := c.run()
+			if err != nil {
+				return r, err
+			}
+			r.Rows[i].Rounds = append(r.Rows[i].Rounds, f)
 		}
-		if s.Errors.Total > 0 {
-			return r, fmt.Errorf("bench: mcpspec load: %d errors against the echo server", s.Errors.Total)
-		}
-		r.Load = &s
 	}
 	return r, nil
 }
 
-// WriteTables prints r as a markdown table with ratios.
+// WriteTables prints r as a markdown table with ratios of the median rounds.
 func (r *VersusResults) WriteTables(w io.Writer) {
 	c := r.Config
-	fmt.Fprintf(w, "### Throughput against the bench's echo server (stdio, %d concurrent, %v each; %s/%s, %d CPUs, %s, load average %s)\n\n",
-		c.Concurrency, c.Duration, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), loadRange(r.LoadAvg))
-	header(w, "client", "calls/s", "p50", "p99", "÷ raw", "÷ mcp-stress")
-	stress := 0.0
-	if r.Stress != nil {
-		stress = r.Stress.RequestsPerSecond
+	fmt.Fprintf(w, "### Throughput against the bench's echo server (stdio, %d concurrent, %v each, median of %d interleaved rounds; %s/%s, %d CPUs, %s, load average %s)\n\n",
+		c.Concurrency, c.Duration, c.Rounds, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), loadRange(r.LoadAvg))
+	header(w, "client", "calls/s", "range", "p50", "p99", "÷ raw", "÷ mcp-stress")
+	var raw, stress float64
+	if row := r.Row(RowRaw); row != nil && len(row.Rounds) > 0 {
+		f, _, _ := row.median()
+		raw = f.PerSecond
 	}
-	raw := r.Raw.PerSecond()
-	line := func(name string, rps float64, p50, p99 string) {
+	if row := r.Row(RowStress); row != nil && len(row.Rounds) > 0 {
+		f, _, _ := row.median()
+		stress = f.PerSecond
+	}
+	for _, vr := range r.Rows {
+		if len(vr.Rounds) == 0 {
+			continue
+		}
+		f, lo, hi := vr.median()
 		vs := "–"
 		if stress > 0 {
-			vs = ratio(rps, stress)
+			vs = ratio(f.PerSecond, stress)
 		}
-		row(w, name, fmt.Sprintf("%.0f", rps), p50, p99, ratio(rps, raw), vs)
-	}
-	line("raw client (closed, "+strconv.Itoa(c.Concurrency)+" callers)", raw, ms(r.Raw.Percentile(50)), ms(r.Raw.Percentile(99)))
-	line("mcpspec session (closed)", r.Ours.PerSecond(), ms(r.Ours.Percentile(50)), ms(r.Ours.Percentile(99)))
-	if r.Load != nil {
-		line("`mcpspec load --concurrency "+strconv.Itoa(c.Concurrency)+"`", r.Load.Throughput.RequestsPerSec,
-			fmt.Sprintf("%.2f ms", r.Load.Latency.P50), fmt.Sprintf("%.2f ms", r.Load.Latency.P99))
-	}
-	if r.Stress != nil {
-		line("mcp-stress -c "+strconv.Itoa(c.Concurrency), stress,
-			fmt.Sprintf("%.2f ms", r.Stress.Overall.P50), fmt.Sprintf("%.2f ms", r.Stress.Overall.P99))
+		row(w, label(vr.Client, c.Concurrency), fmt.Sprintf("%.0f", f.PerSecond), fmt.Sprintf("%.0f–%.0f", lo, hi),
+			ms(f.P50), ms(f.P99), ratio(f.PerSecond, raw), vs)
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "\n(%s)", s)
@@ -154,6 +230,9 @@ func (r *VersusResults) WriteTables(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
 }
+
+// msDuration converts milliseconds to a duration.
+func msDuration(v float64) time.Duration { return time.Duration(v * 1e6) }
 
 // TruthConfig sizes a [Truth] run. Zero fields take the defaults noted.
 type TruthConfig struct {
@@ -163,14 +242,15 @@ type TruthConfig struct {
 	Mcpspec string
 	// MCPStress is the mcp-stress binary; "" leaves that column out.
 	MCPStress string
-	// Model is the injected latency (default: 10ms + exponential of mean 10ms, a 2s stall 8s
-	// after the first call).
+	// Model is the injected latency (default: 20ms + exponential of mean 20ms, a 2s stall 10s
+	// after the first call: a fifteenth of a 30 s run's arrivals fall in it, so p90 lies among
+	// the calls it misses and p99 among those it holds).
 	Model DelayModel
 	// Rate is the open model's arrivals per second (default 200); Workers the closed model's
 	// callers (default 10).
 	Rate    float64
 	Workers int
-	// Duration is each client's run (default 20s).
+	// Duration is each client's run (default 30s).
 	Duration time.Duration
 	// Seed makes the server's delays reproducible (default "truth").
 	Seed string
@@ -213,7 +293,7 @@ func SupportsDelay(ctx context.Context, bin string) bool {
 // client in the closed model and mcp-stress (closed). Each client gets a fresh server.
 func Truth(ctx context.Context, cfg TruthConfig) (*TruthResults, error) {
 	if cfg.Model == (DelayModel{}) {
-		cfg.Model = DelayModel{Fixed: 10 * time.Millisecond, ExpMean: 10 * time.Millisecond, StallAfter: 8 * time.Second, StallFor: 2 * time.Second}
+		cfg.Model = DelayModel{Fixed: 20 * time.Millisecond, ExpMean: 20 * time.Millisecond, StallAfter: 10 * time.Second, StallFor: 2 * time.Second}
 	}
 	if cfg.Rate <= 0 {
 		cfg.Rate = 200
@@ -222,7 +302,7 @@ func Truth(ctx context.Context, cfg TruthConfig) (*TruthResults, error) {
 		cfg.Workers = 10
 	}
 	if cfg.Duration <= 0 {
-		cfg.Duration = 20 * time.Second
+		cfg.Duration = 30 * time.Second
 	}
 	if cfg.Seed == "" {
 		cfg.Seed = "truth"
@@ -309,14 +389,13 @@ func (r *TruthResults) WriteTables(w io.Writer) {
 			return l.Percentile(p), true
 		}
 	}
-	fromMs := func(v float64) time.Duration { return time.Duration(v * 1e6) }
 	load := func(p float64) (time.Duration, bool) {
 		if r.Load == nil {
 			return 0, false
 		}
 		l := r.Load.Latency
 		v, ok := map[float64]float64{50: l.P50, 90: l.P90, 99: l.P99, 99.9: l.P999, 100: l.Max}[p]
-		return fromMs(v), ok
+		return msDuration(v), ok
 	}
 	stress := func(p float64) (time.Duration, bool) {
 		if r.Stress == nil {
@@ -324,7 +403,7 @@ func (r *TruthResults) WriteTables(w io.Writer) {
 		}
 		l := r.Stress.Overall
 		v, ok := map[float64]float64{50: l.P50, 99: l.P99, 100: l.Max}[p]
-		return fromMs(v), ok
+		return msDuration(v), ok
 	}
 	cols := []col{{lat(r.Truth)}, {lat(r.Open)}, {load}, {lat(r.Closed)}, {stress}}
 	for _, p := range []float64{50, 90, 99, 99.9, 100} {

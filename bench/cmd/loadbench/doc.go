@@ -6,5 +6,5 @@
 // mcp-stress is a third-party program:
 //
 //	unshare --net sh -c 'ip link set lo up && go run ./bench/cmd/loadbench'
-//	go run ./bench/cmd/loadbench [-d 10s] [-c 10] [-truth-d 20s] [-rate 200] [-bin mcpspec] [-mcp-stress path] [-only versus|truth]
+//	go run ./bench/cmd/loadbench [-d 10s] [-c 10] [-rounds 3] [-truth-d 30s] [-rate 200] [-bin mcpspec] [-mcp-stress path] [-only versus|truth]
 package main
