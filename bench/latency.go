@@ -22,6 +22,9 @@ type Latencies struct {
 	Elapsed time.Duration
 	// MaxInFlight is the most calls pending at once (open model).
 	MaxInFlight int
+	// SendLag holds, per call of an open run, how late it was sent after its intended time:
+	// the client's own lateness (scheduling on a busy machine), part of every latency.
+	SendLag []time.Duration
 }
 
 // PerSecond is the completed calls per second.
@@ -105,6 +108,7 @@ func Open(ctx context.Context, c Client, rate float64, d time.Duration, maxInFli
 	var (
 		mu       sync.Mutex // guards lat, firstErr, inFlight, maxSeen
 		lat      = make([]time.Duration, 0, int(rate*d.Seconds())+1)
+		lags     = make([]time.Duration, 0, int(rate*d.Seconds())+1)
 		firstErr error
 		inFlight int
 		maxSeen  int
@@ -140,6 +144,7 @@ func Open(ctx context.Context, c Client, rate float64, d time.Duration, maxInFli
 			break
 		}
 		wg.Go(func() {
+			lag := time.Since(intended)
 			err := c.Echo(ctx)
 			took := time.Since(intended)
 			<-slots
@@ -153,10 +158,11 @@ func Open(ctx context.Context, c Client, rate float64, d time.Duration, maxInFli
 				return
 			}
 			lat = append(lat, took)
+			lags = append(lags, lag)
 		})
 	}
 	wg.Wait()
-	l := Latencies{Calls: lat, Elapsed: time.Since(start), MaxInFlight: maxSeen}
+	l := Latencies{Calls: lat, Elapsed: time.Since(start), MaxInFlight: maxSeen, SendLag: lags}
 	if firstErr != nil {
 		return l, fmt.Errorf("bench: open run: %w", firstErr)
 	}

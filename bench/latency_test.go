@@ -73,6 +73,9 @@ func TestOpenSeesTheStall(t *testing.T) {
 	if n := countAtLeast(lo, long); n < 30 {
 		t.Errorf("open: %d calls took ≥ %v, want ≥ 30 (those due in the stall's first 300 ms)", n, long)
 	}
+	if len(lo.SendLag) != len(lo.Calls) {
+		t.Errorf("open: %d send lags for %d calls", len(lo.SendLag), len(lo.Calls))
+	}
 	if lo.MaxInFlight < 30 {
 		t.Errorf("open: at most %d calls in flight during a 1 s stall at 100/s", lo.MaxInFlight)
 	}

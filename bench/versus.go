@@ -440,6 +440,10 @@ func (r *TruthResults) WriteTables(w io.Writer) {
 		cells = append(cells, "–")
 	}
 	row(w, cells...)
+	if lag := (Latencies{Calls: r.Open.SendLag}); len(lag.Calls) > 0 {
+		fmt.Fprintf(w, "\nThe raw open client sent its calls late by %s at the median, %s at p99 (its own scheduling on this machine, counted in its latencies).\n",
+			ms(lag.Percentile(50)), ms(lag.Percentile(99)))
+	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "\n(%s)", s)
 	}
