@@ -33,10 +33,21 @@ func at(ctx context.Context, assertion string, p *Path, s *Subject) (any, *resul
 	// A list step's document is {items}: $.tools[*].name selects an empty [] there, never a
 	// value, so it is reported as not found with the hint rather than as "got []".
 	if hint := listHint(s.Kind, p.String()); err != nil || hint != "" {
+		if hint == "" {
+			hint = whyNote(p, s.Doc)
+		}
 		return nil, failure(assertion, p.String(), "", "",
 			"%s: path not found%s in response %s", p.String(), hint, Excerpt(s.Doc, maxResponse))
 	}
 	return v, nil
+}
+
+// whyNote is " (where the path stops matching)" for a path that selects nothing in doc, or "".
+func whyNote(p *Path, doc any) string {
+	if why := p.Why(doc); why != "" {
+		return " (" + why + ")"
+	}
+	return ""
 }
 
 // listFields are the array fields of the list results a list step merges into {items}.
@@ -193,7 +204,7 @@ func (c *existsChecker) Check(ctx context.Context, s *Subject) *result.Failure {
 		return nil
 	case c.want:
 		return failure("exists", c.path.String(), "present", "absent",
-			"%s: expected the path to exist; response %s", c.path, Excerpt(s.Doc, maxResponse))
+			"%s: expected the path to exist%s; response %s", c.path, whyNote(c.path, s.Doc), Excerpt(s.Doc, maxResponse))
 	default:
 		return failure("notExists", c.path.String(), "absent", Excerpt(v, maxActual),
 			"%s: expected the path not to exist, found %s", c.path, Excerpt(v, maxActual))

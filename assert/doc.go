@@ -18,7 +18,8 @@
 //	snapshot  the value at path (default $) equals a golden file, compared as canonical JSON
 //	expr      an expr-lang boolean expression over response, vars, latency, isError and text
 //
-// Paths are JSONPath (github.com/PaesslerAG/jsonpath) over the decoded result document: for a
+// Paths are RFC 9535 JSONPath (github.com/theory/jsonpath; paths only the older Goessner
+// dialect parses go to github.com/PaesslerAG/jsonpath) over the decoded result document: for a
 // tools/call "$" is the result object {content, structuredContent, isError}; for resources/read
 // the read result {contents}; for prompts/get the get result {description, messages}; for a list
 // step {items: [...]}; for a raw request the raw result. See [Subject].

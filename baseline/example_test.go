@@ -26,7 +26,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	if _, err := baseline.Save(dir, "main", run("r1", result.Passed, 10*time.Millisecond)); err != nil {
+	if _, err := baseline.Save(dir, "main", run("r1", result.Passed, 10*time.Millisecond), nil); err != nil {
 		fmt.Println(err)
 		return
 	}

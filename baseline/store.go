@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/redact"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -100,13 +101,14 @@ func Path(dir, name string) (string, error) {
 }
 
 // Save writes run as baseline name (see [SanitizeName]) under dir, replacing any previous one
-// atomically, and returns the file's path.
-func Save(dir, name string, run *result.Run) (string, error) {
+// atomically, and returns the file's path. The file's bytes pass through a [redact.Writer] over
+// m (nil: none), so no secret of the run reaches the store in any form.
+func Save(dir, name string, run *result.Run, m *redact.Masker) (string, error) {
 	p, err := Path(dir, name)
 	if err != nil {
 		return "", fmt.Errorf("save baseline: %w", err)
 	}
-	if err := writeFile(p, run); err != nil {
+	if err := writeFile(p, run, m); err != nil {
 		return "", fmt.Errorf("save baseline %q: %w", name, err)
 	}
 	return p, nil
@@ -181,10 +183,11 @@ func List(dir string) ([]Entry, error) {
 }
 
 // SaveLatest records run as the project's most recent run (dir/.mcpspec/runs/latest.json), so
-// `mcpspec baseline save NAME` can promote it later. It returns the file's path.
-func SaveLatest(dir string, run *result.Run) (string, error) {
+// `mcpspec baseline save NAME` can promote it later. It returns the file's path. Like [Save], it
+// masks the file's bytes with m (nil: none).
+func SaveLatest(dir string, run *result.Run, m *redact.Masker) (string, error) {
 	p := filepath.Join(dir, filepath.FromSlash(LatestPath))
-	if err := writeFile(p, run); err != nil {
+	if err := writeFile(p, run, m); err != nil {
 		return "", fmt.Errorf("save latest run: %w", err)
 	}
 	return p, nil
@@ -242,7 +245,7 @@ func WriteRun(w io.Writer, run *result.Run) error {
 
 // writeFile writes run to p through a temporary file and a rename, so readers never see half a
 // file and a crash leaves the previous version.
-func writeFile(p string, run *result.Run) (err error) {
+func writeFile(p string, run *result.Run, m *redact.Masker) (err error) {
 	if run == nil {
 		return errors.New("nil run")
 	}
@@ -259,7 +262,11 @@ func writeFile(p string, run *result.Run) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if err := WriteRun(f, run); err != nil {
+	w := redact.NewWriter(f, m)
+	if err := WriteRun(w, run); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {

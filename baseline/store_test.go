@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpspec/mcpspec/redact"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/result"
 )
@@ -75,7 +77,7 @@ func storedRun(id string) *result.Run {
 
 func TestSaveLoadList(t *testing.T) {
 	dir := t.TempDir()
-	p, err := Save(dir, "feature/x", storedRun("r1"))
+	p, err := Save(dir, "feature/x", storedRun("r1"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +85,10 @@ func TestSaveLoadList(t *testing.T) {
 		t.Errorf("Save path = %s, want %s", p, want)
 	}
 	// Overwrite atomically; no temporary files remain.
-	if _, err := Save(dir, "feature/x", storedRun("r2")); err != nil {
+	if _, err := Save(dir, "feature/x", storedRun("r2"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Save(dir, "main", storedRun("r0")); err != nil {
+	if _, err := Save(dir, "main", storedRun("r0"), nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Load(dir, "feature/x")
@@ -140,7 +142,7 @@ func TestLatest(t *testing.T) {
 	if _, err := LoadLatest(dir); !errors.Is(err, ErrNotFound) {
 		t.Errorf("LoadLatest(nothing) = %v, want ErrNotFound", err)
 	}
-	p, err := SaveLatest(dir, storedRun("latest"))
+	p, err := SaveLatest(dir, storedRun("latest"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestLatest(t *testing.T) {
 		t.Fatalf("LoadLatest = %v, %v", run, err)
 	}
 	// Promote the latest run to a baseline, as `mcpspec baseline save NAME` does.
-	if _, err := Save(dir, "main", run); err != nil {
+	if _, err := Save(dir, "main", run, nil); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := Load(dir, "main"); err != nil || b.ID != "latest" {
@@ -191,4 +193,37 @@ func sameJSON(a, b json.RawMessage) bool {
 		return bytes.Equal(a, b)
 	}
 	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// TestSaveMasksTheBytes stores a run whose result still holds a secret (a form the runner did
+// not mask): the files hold no form of it.
+func TestSaveMasksTheBytes(t *testing.T) {
+	dir := t.TempDir()
+	secret := "p@ss\"w\\ord<&>"
+	run := storedRun("r1")
+	run.Collections[0].Tests[0].Failures = []result.Failure{{Assertion: "equals", Actual: strconv.Quote(secret), Message: "got " + secret}}
+	m := redact.NewMasker()
+	m.Add(secret)
+	p1, err := Save(dir, "main", run, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := SaveLatest(dir, run, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{p1, p2} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range redact.Forms(secret) {
+			if bytes.Contains(b, []byte(f)) {
+				t.Errorf("%s holds the secret as %q", p, f)
+			}
+		}
+		if !bytes.Contains(b, []byte(`"actual": "\"***\""`)) {
+			t.Errorf("%s does not hold the masked value:\n%s", p, b)
+		}
+	}
 }

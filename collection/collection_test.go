@@ -3,6 +3,7 @@ package collection
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mcpspec/mcpspec/assert"
 )
@@ -72,7 +74,7 @@ func TestSeedForms(t *testing.T) {
 		t.Errorf("extract = %+v", tt.Extract)
 	}
 	in, err := adv.Vars().ExpandMap(tt.Step.(*ToolCall).Input)
-	if err != nil || in["id"] != "7" {
+	if err != nil || in["id"] != int64(7) { // --var userId=7 is a number, as in an environment block
 		t.Errorf("expanded input = %v, %v", in, err)
 	}
 	// The same file without userId is an undefined variable, positioned.
@@ -234,7 +236,12 @@ tests:
 		{"nan", "server: testserver\ntests: [{id: a, call: b, with: {x: .nan}}]", nil, []string{"not a finite number"}},
 		{"reserved block validated", "server: testserver\ntests: [{id: a, call: b}]\nload: {duration: 10s, concurent: 5}", nil, []string{`unknown key "concurent" in load (did you mean "concurrent"?)`}},
 		{"load mix unknown test", "server: testserver\ntests: [{id: a, call: b}]\nload: {mix: [{test: z}]}", nil, []string{`load.mix: unknown test "z"`}},
-		{"deadlock needs tool", "server: testserver\ndeadlock: {concurrent: 5}", nil, []string{"deadlock needs a tool"}},
+		{"race needs tool", "server: testserver\nrace: {concurrent: 5}", nil, []string{"race needs a tool"}},
+		{"deadlock input without tool", "server: testserver\ndeadlock: {input: {a: 1}}", nil, []string{"deadlock.input without deadlock.tool"}},
+		{"head-of-line needs both tools", "server: testserver\nhead-of-line: {slowTool: slow}", nil, []string{"head-of-line needs a fastTool"}},
+		{"block names an unknown server", "servers: {a: testserver, b: testserver}\ndefaults: {server: a}\nrace: {server: c, tool: echo}", nil, []string{`race: unknown server "c"`}},
+		{"block without a default server", "servers: {a: testserver, b: testserver}\ndeadlock: {tool: echo}", nil, []string{"deadlock names no server and the collection has several"}},
+		{"race ignore path", "server: testserver\nrace: {tool: echo, ignore: [time]}", nil, []string{`race.ignore: JSONPath "time" must start with "$"`}},
 		{"schemaVersion", "schemaVersion: \"2.0\"\nserver: testserver\ntests: [{id: a, call: b}]", nil, []string{`unsupported schemaVersion "2.0"`}},
 		{"unquoted schemaVersion", "schemaVersion: 1.0\nserver: testserver\ntests: [{id: a, call: b}]", nil, []string{`schemaVersion must be a string, got float 1.0 (quote it: "1.0")`}},
 		{"extract bad path", "server: testserver\ntests: [{id: a, call: b, extract: [{name: x, path: name}]}]", nil, []string{`must start with "$"`}},
@@ -445,7 +452,8 @@ load:
   toolCalls: [{tool: echo, input: {text: hi}, weight: 0.3}]
   thresholds: {p50: 100ms, p99: 500ms, errorRate: 0.01, hangTimeout: 5s, memoryGrowthMb: 50}
 deadlock: {tool: add, concurrent: 20, hangThreshold: 5s, gracePeriod: 10s}
-race: {tool: echo, input: {text: x}, concurrent: 8, ignore: [$.meta]}
+race: {tool: echo, input: {text: x}, concurrent: 8, rounds: 2, ignore: [$.meta]}
+head-of-line: {slowTool: slow, slowInput: {milliseconds: 300}, fastTool: echo, slowConcurrent: 2, threshold: 3}
 fuzz: {iterations: 50, seed: 7, payloads: [giant]}
 probe: {checks: [missing-fields], timeout: 2s}
 `
@@ -457,8 +465,16 @@ probe: {checks: [missing-fields], timeout: 2s}
 		c.Load.Mix[0].Weight != 2 || c.Load.ToolCalls[0].Input["text"] != "hi" || c.Load.Thresholds.P99 != 500*time.Millisecond {
 		t.Errorf("load = %+v", c.Load)
 	}
-	if c.Deadlock.HangThreshold != 5*time.Second || c.Race.Concurrent != 8 || c.Fuzz.Seed != 7 || c.Probe.Timeout != 2*time.Second {
+	if c.Deadlock.HangThreshold != 5*time.Second || c.Race.Concurrent != 8 || c.Race.Rounds != 2 || c.Fuzz.Seed != 7 || c.Probe.Timeout != 2*time.Second {
 		t.Errorf("blocks: %+v %+v %+v %+v", c.Deadlock, c.Race, c.Fuzz, c.Probe)
+	}
+	if c.Deadlock.Server != DefaultServerName || c.Race.Server != DefaultServerName || c.Deadlock.Input != nil {
+		t.Errorf("block servers %q %q (want the default), deadlock input %v (want nil: made up)", c.Deadlock.Server, c.Race.Server, c.Deadlock.Input)
+	}
+	h := c.HeadOfLine
+	if h == nil || h.SlowTool != "slow" || fmt.Sprint(h.SlowInput["milliseconds"]) != "300" || h.FastTool != "echo" || h.FastInput != nil ||
+		h.SlowConcurrent != 2 || h.Rounds != 5 || h.Samples != 10 || h.Threshold != 3 || h.Server != DefaultServerName {
+		t.Errorf("head-of-line = %+v", h)
 	}
 }
 
@@ -545,4 +561,129 @@ func TestEnvFileStandsInForEnvironment(t *testing.T) {
 	// Without the file the same collection names the missing variable.
 	_, err = Parse("e.yaml", []byte(doc), &LoadOptions{LookupEnv: env(nil)})
 	wantErrors(t, err, "environment variable API_TOKEN is not set")
+}
+
+// TestServerSecretsRegistered: what server definitions carry of secrets is masked from load on,
+// in every encoded form, and collections loaded with one LoadOptions.Masker share it.
+func TestServerSecretsRegistered(t *testing.T) {
+	doc := `
+servers:
+  web:
+    url: "http://127.0.0.1:1/mcp?access_token=tok\"en-1&page=22222"
+    headers: {Authorization: "Bearer bearer-2", X-Trace: trace-3333}
+  cmd:
+    command: node server.js --api-key=key-4 --port 44444
+    env: {DB_PASSWORD: pw-55555, MODE: plain-6666}
+tests: [{id: a, server: web, call: echo}]
+`
+	shared := NewMasker()
+	c, err := Parse("s.yaml", []byte(doc), &LoadOptions{Masker: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Masker != shared {
+		t.Fatal("the collection did not take LoadOptions.Masker")
+	}
+	for in, want := range map[string]string{
+		`tok"en-1`:                 "***",
+		`"tok\"en-1"`:              `"***"`,
+		"tok%22en-1":               "***",
+		"bearer-2 trace-3333":      "*** trace-3333",
+		"key-4 44444":              "*** 44444",
+		"pw-55555 plain-6666":      "*** plain-6666",
+		"page=22222 Bearer x-9999": "page=22222 Bearer x-9999",
+	} {
+		if got := c.Masker.Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestVarValuesAreYAMLScalars: a --var value is typed as the same text in an environment block
+// would be; quoting keeps a string.
+func TestVarValuesAreYAMLScalars(t *testing.T) {
+	doc := "server: testserver\ntests:\n  - {id: a, call: add, with: {a: \"{{a}}\", b: \"{{b}}\", s: \"{{s}}\", f: \"{{f}}\", q: \"{{q}}\", l: \"{{l}}\", n: \"{{n}}\"}}\n"
+	c, err := Parse("v.yaml", []byte(doc), &LoadOptions{Vars: map[string]string{
+		"a": "5", "b": "0.3", "s": "hello world", "f": "true", "q": "'5'", "l": "[1, 2]", "n": "~",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := c.Vars().ExpandMap(c.Test("a").Step.(*ToolCall).Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": int64(5), "b": 0.3, "s": "hello world", "f": true, "q": "5", "l": "[1, 2]", "n": nil}
+	if diff := cmp.Diff(want, in); diff != "" {
+		t.Errorf("expanded (-want +got):\n%s", diff)
+	}
+}
+
+// TestServerFromVariables: a string-form server or defaults.server written with variables is
+// classified after the variables are expanded, so environments can switch server and transport.
+func TestServerFromVariables(t *testing.T) {
+	doc := `
+servers:
+  main: "{{spec}}"
+  other: testserver
+defaults: {server: "{{srv}}"}
+variables: {srv: main, spec: "testserver --hang-first-call"}
+environments:
+  staging: {variables: {spec: "http://127.0.0.1:3001/mcp"}}
+  local: {variables: {spec: "python -m my_server --port 1"}}
+  ws: {variables: {spec: "ws://127.0.0.1:9/ws", srv: other}}
+tests:
+  - {id: a, call: echo, with: {text: hi}}
+`
+	tests := []struct {
+		env       string
+		server    string
+		transport string
+		command   string
+		args      []string
+		url       string
+	}{
+		{"", "main", TransportTestServer, "", []string{"--hang-first-call"}, ""},
+		{"staging", "main", TransportHTTP, "", nil, "http://127.0.0.1:3001/mcp"},
+		{"local", "main", TransportStdio, "python", []string{"-m", "my_server", "--port", "1"}, ""},
+		{"ws", "other", TransportTestServer, "", []string{}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.env, func(t *testing.T) {
+			c, err := Parse("s.yaml", []byte(doc), &LoadOptions{Environment: tc.env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Test("a").Server; got != tc.server {
+				t.Errorf("test a runs on %q, want %q", got, tc.server)
+			}
+			s := c.Servers[tc.server]
+			if s.Transport != tc.transport || s.Command != tc.command || s.URL != tc.url || !cmp.Equal(s.Args, tc.args, cmpopts.EquateEmpty()) {
+				t.Errorf("server = %+v", s)
+			}
+		})
+	}
+	_, err := Parse("s.yaml", []byte(strings.Replace(doc, "srv: main,", "srv: nope,", 1)), nil)
+	wantErrors(t, err, `s.yaml:5:11: defaults.server "nope" (from "{{srv}}") is not defined`)
+}
+
+// TestEveryProblemAtOnce: an assertion error does not hide the problems validation finds
+// (unknown dependency, cycle, undefined variable, duplicate name): one load reports them all.
+func TestEveryProblemAtOnce(t *testing.T) {
+	doc := `server: testserver
+tests:
+  - {id: a, call: echo, with: {text: "{{nope}}"}, expect: [{bogus: 1}]}
+  - {id: b, call: echo, dependsOn: [ghost]}
+  - {id: c, call: echo, dependsOn: [d]}
+  - {id: d, call: echo, dependsOn: [c]}
+  - {name: Same, call: echo}
+  - {name: Same, call: echo}
+`
+	_, err := Parse("all.yaml", []byte(doc), nil)
+	wantErrors(t, err,
+		`all.yaml:3:38: undefined variable "nope"`,
+		`all.yaml:3:61: test "a" expect: unknown assertion type "bogus"`,
+		`depends on unknown test "ghost"`,
+		`dependency cycle: c → d → c`,
+		`duplicate test name "Same" (first at line 7)`)
 }

@@ -24,6 +24,17 @@ type decoder struct {
 	refs []varRef
 	// test is the index of the test being decoded, -1 outside tests.
 	test int
+	// templated holds the string-form servers whose text has variables, with its node: they
+	// are classified once the variables are known (see resolveTemplates).
+	templated map[*Server]templated
+	// defaultsServer is the node of a defaults.server that names its server by a variable.
+	defaultsServer *yaml.Node
+}
+
+// templated is a string-form server written with variables: its text and node.
+type templated struct {
+	text string
+	node *yaml.Node
 }
 
 // varRef is one {{name}} in the file.

@@ -14,7 +14,12 @@ import (
 
 // topKeys are the keys a collection may have.
 var topKeys = []string{"schemaVersion", "name", "description", "server", "servers", "variables",
-	"environments", "defaultEnvironment", "defaults", "tests", "load", "deadlock", "race", "fuzz", "probe", "audit"}
+	"environments", "defaultEnvironment", "defaults", "tests", "load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit",
+	"tokens", "score", "retrieval"}
+
+// blockKeys are the top-level blocks that run without tests: a collection needs tests or one
+// of them.
+var blockKeys = []string{"load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit", "tokens", "score", "retrieval"}
 
 // supportedSchemaVersions are accepted values of schemaVersion.
 var supportedSchemaVersions = []string{"1", "1.0"}
@@ -69,17 +74,20 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 	}
 	if f, ok := fs["tests"]; ok {
 		d.decodeTests(f.val, c)
-	} else if fs["load"].val == nil && fs["deadlock"].val == nil && fs["race"].val == nil && fs["fuzz"].val == nil && fs["probe"].val == nil && fs["audit"].val == nil {
+	} else if !slices.ContainsFunc(blockKeys, func(k string) bool { return fs[k].val != nil }) {
 		d.errf(root, `add a "tests:" list`, "the collection has no tests")
 	}
 	if f, ok := fs["load"]; ok {
 		c.Load = d.decodeLoad(f.val)
 	}
 	if f, ok := fs["deadlock"]; ok {
-		c.Deadlock = d.decodeDeadlock(f.val)
+		c.Deadlock = d.decodeDeadlock(f.val, c)
 	}
 	if f, ok := fs["race"]; ok {
-		c.Race = d.decodeRace(f.val)
+		c.Race = d.decodeRace(f.val, c)
+	}
+	if f, ok := fs["head-of-line"]; ok {
+		c.HeadOfLine = d.decodeHeadOfLine(f.val, c)
 	}
 	if f, ok := fs["fuzz"]; ok {
 		c.Fuzz = d.decodeFuzz(f.val)
@@ -89,6 +97,15 @@ func (d *decoder) decodeCollection(root *yaml.Node) *Collection {
 	}
 	if f, ok := fs["audit"]; ok {
 		c.Audit = d.decodeAudit(f.val, c)
+	}
+	if f, ok := fs["tokens"]; ok {
+		c.Tokens = d.decodeTokens(f.val, c)
+	}
+	if f, ok := fs["score"]; ok {
+		c.Score = d.decodeScore(f.val, c)
+	}
+	if f, ok := fs["retrieval"]; ok {
+		c.Retrieval = d.decodeRetrieval(f.val, c)
 	}
 	return c
 }
@@ -142,6 +159,10 @@ func (d *decoder) pickDefaultServer(defaults *yaml.Node, c *Collection) {
 	switch {
 	case c.Defaults.Server != "":
 		c.DefaultServer = c.Defaults.Server
+		if len(References(c.Defaults.Server)) > 0 {
+			d.defaultsServer = defaults // checked once the variables are known
+			return
+		}
 		if _, ok := c.Servers[c.Defaults.Server]; !ok {
 			d.errf(defaults, suggest(c.Defaults.Server, slices.Sorted(maps.Keys(c.Servers))), "defaults.server %q is not defined", c.Defaults.Server)
 		}
@@ -169,6 +190,14 @@ func (d *decoder) decodeServer(n *yaml.Node, name string) *Server {
 		if err := parseServerString(str, s); err != nil {
 			d.errf(n, "", "%s: %v", what, err)
 			return nil
+		}
+		if len(References(str)) > 0 {
+			// "{{spec}}" may hold a URL or a command line: classify it once expanded.
+			d.noteRefs(str, n)
+			if d.templated == nil {
+				d.templated = map[*Server]templated{}
+			}
+			d.templated[s] = templated{text: str, node: n}
 		}
 		return s
 	}
@@ -292,6 +321,36 @@ func (d *decoder) checkServer(n *yaml.Node, fs map[string]field, s *Server, what
 			if err != nil || u.Host == "" {
 				d.errf(fs["url"].val, "", "%s: invalid url %q", what, s.URL)
 			}
+		}
+	}
+}
+
+// resolveTemplates classifies the string-form servers written with variables ("{{spec}}", so
+// an environment can switch between a local command and a URL) and names the default server
+// of a templated defaults.server, with the load-time variables. An undefined variable is left
+// to validate, which reports every one.
+func (d *decoder) resolveTemplates(c *Collection, vars *Vars) {
+	for s, tm := range d.templated {
+		str, err := vars.ExpandString(tm.text)
+		if err != nil {
+			continue
+		}
+		r := &Server{Name: s.Name, Pos: s.Pos}
+		if err := parseServerString(str, r); err != nil {
+			d.errf(tm.node, "", "server %q (after its variables are expanded): %v", s.Name, err)
+			continue
+		}
+		s.Transport, s.Command, s.Args, s.URL = r.Transport, r.Command, r.Args, r.URL
+	}
+	if d.defaultsServer != nil {
+		name, err := vars.ExpandString(c.Defaults.Server)
+		if err != nil {
+			return
+		}
+		written := c.Defaults.Server
+		c.Defaults.Server, c.DefaultServer = name, name
+		if _, ok := c.Servers[name]; !ok {
+			d.errf(d.defaultsServer, suggest(name, slices.Sorted(maps.Keys(c.Servers))), "defaults.server %q (from %q) is not defined", name, written)
 		}
 	}
 }

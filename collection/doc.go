@@ -77,7 +77,9 @@
 //
 // # Reserved blocks
 //
-// `load:`, `deadlock:`, `race:`, `fuzz:` and `probe:` are parsed and validated ([LoadSpec],
-// [DeadlockSpec], [RaceSpec], [FuzzSpec], [ProbeSpec]) so collections can carry them today;
-// `mcpspec test` ignores them.
+// `deadlock:`, `race:` and `head-of-line:` configure the detectors ([DeadlockSpec], [RaceSpec],
+// [HeadOfLineSpec]), which `mcpspec test` runs after the tests, on the block's server (the
+// default server when it names none). `load:`, `fuzz:` and `probe:` are parsed and validated
+// ([LoadSpec], [FuzzSpec], [ProbeSpec]) so collections can carry them today; `mcpspec test`
+// ignores them.
 package collection

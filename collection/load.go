@@ -42,7 +42,8 @@ type LoadOptions struct {
 	// LookupEnv resolves {{env.NAME}} and {{secret.NAME}} (os.LookupEnv in the CLI); a name it
 	// does not know is then looked up in EnvFile.
 	LookupEnv func(name string) (string, bool)
-	// Vars are --var name=value pairs (highest precedence after extracted values).
+	// Vars are --var name=value pairs (highest precedence after extracted values); each value
+	// is read as a YAML scalar (quote it to keep a string).
 	Vars map[string]string
 	// EnvFile are the variables of --env-file (below Vars).
 	EnvFile map[string]string
@@ -60,6 +61,10 @@ type LoadOptions struct {
 	MaxFileSize int64
 	MaxDepth    int
 	MaxTests    int
+	// Masker, when set, is the masker every loaded collection registers its secrets with (the
+	// CLI shares one across a run, so every output masks every collection's secrets); nil gives
+	// each collection its own.
+	Masker *Masker
 }
 
 // Loader loads collections. It compiles the collection JSON Schema once; one Loader may be
@@ -302,10 +307,15 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 	if len(d.errs) == 0 {
 		l.validateSchema(d, doc)
 	}
-	if len(d.errs) > 0 {
+	if c == nil {
 		return nil, sortErrors(d.errs)
 	}
-	c.Masker = NewMasker()
+	// Decoding errors do not stop here: validation (ids, dependencies, servers, variables)
+	// runs too, so one load reports every problem at once.
+	c.Masker = l.opts.Masker
+	if c.Masker == nil {
+		c.Masker = NewMasker()
+	}
 	env := l.opts.Environment
 	if env == "" {
 		env = c.DefaultEnvironment
@@ -330,7 +340,8 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 		envVars = e.Variables
 	}
 	c.Environment = env
-	base := newVars(l.opts.LookupEnv, c.Masker, c.Variables, envVars, toAny(l.opts.EnvFile), toAny(l.opts.Vars))
+	base := newVars(l.opts.LookupEnv, c.Masker, c.Variables, envVars, toAny(l.opts.EnvFile), scalars(l.opts.Vars))
+	d.resolveTemplates(c, base)
 	d.validate(c, base, l.opts.LookupEnv)
 	if len(d.errs) > 0 {
 		return nil, sortErrors(d.errs)
@@ -343,16 +354,7 @@ func (l *Loader) Parse(name string, data []byte) (c *Collection, err error) {
 		}
 	}
 	for _, s := range c.Servers {
-		for k, v := range s.Headers {
-			if IsSecretName(k) && !strings.Contains(v, "{{") {
-				c.Masker.Add(v)
-			}
-		}
-		for k, v := range s.Env {
-			if IsSecretName(k) && !strings.Contains(v, "{{") {
-				c.Masker.Add(v)
-			}
-		}
+		RegisterServerSecrets(c.Masker, s)
 	}
 	return c, nil
 }
@@ -462,6 +464,43 @@ func tabIndent(data []byte, line int) (int, bool) {
 }
 
 // toAny converts a string map to a variable layer.
+// scalars reads each --var value as a YAML scalar, as the same value written in an environment
+// block would be: 5 is a number, true a boolean, 0.3 a number, '5' or "5" the string 5. A value
+// that is not a plain scalar in YAML (a list, a map, an unterminated quote) stays the text given.
+func scalars(m map[string]string) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+		var n yaml.Node
+		if yaml.Unmarshal([]byte(v), &n) != nil || len(n.Content) != 1 || n.Content[0].Kind != yaml.ScalarNode {
+			continue
+		}
+		sc := n.Content[0]
+		switch sc.Tag {
+		case "!!null":
+			out[k] = nil
+		case "!!bool", "!!float":
+			var x any
+			if sc.Decode(&x) == nil {
+				out[k] = x
+			}
+		case "!!int":
+			// As the collection's own values: int64, float64 beyond its range.
+			if i, err := strconv.ParseInt(strings.ReplaceAll(sc.Value, "_", ""), 0, 64); err == nil {
+				out[k] = i
+			} else if f, err := strconv.ParseFloat(sc.Value, 64); err == nil {
+				out[k] = f
+			}
+		case "!!str":
+			out[k] = sc.Value // quotes removed: '5' is the string 5
+		}
+	}
+	return out
+}
+
 func toAny(m map[string]string) map[string]any {
 	if m == nil {
 		return nil

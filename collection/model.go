@@ -57,14 +57,21 @@ type Collection struct {
 	Defaults Defaults
 	Tests    []*Test
 
+	// Detector blocks, run by `mcpspec test` after the tests; nil when absent. Their Server is
+	// set to the default server when the block names none.
+	Deadlock   *DeadlockSpec
+	Race       *RaceSpec
+	HeadOfLine *HeadOfLineSpec
 	// Reserved blocks: parsed and validated now, executed by later mcpspec verbs. nil when absent.
-	Load     *LoadSpec
-	Deadlock *DeadlockSpec
-	Race     *RaceSpec
-	Fuzz     *FuzzSpec
-	Probe    *ProbeSpec
+	Load  *LoadSpec
+	Fuzz  *FuzzSpec
+	Probe *ProbeSpec
 	// Audit is run by `mcpspec test` after the tests (see [AuditSpec]).
 	Audit *AuditSpec
+	// Tokens, Score and Retrieval gate the offline analyses (see reserved_analysis.go).
+	Tokens    *TokensSpec
+	Score     *ScoreSpec
+	Retrieval *RetrievalSpec
 
 	// Masker masks every secret known at load; the runner adds extracted secrets to it.
 	Masker *Masker

@@ -2,14 +2,15 @@ package collection
 
 import "time"
 
-// The blocks below are reserved for the load, deadlock, race, fuzz and probe verbs. They are
-// parsed and validated with the collection so files written today keep working when those verbs
-// land; `mcpspec test` ignores them. Field names are camelCase.
+// The blocks below configure the load, deadlock, race, head-of-line, fuzz and probe verbs. They
+// are parsed and validated with the collection; `mcpspec test` runs the deadlock, race and
+// head-of-line blocks after the collection's tests (the others are reserved for later
+// versions). Field names are camelCase.
 
-// LoadSpec is the `load:` block: the collection's tests (or explicit tool calls) as a weighted
-// workload.
+// LoadSpec is the `load:` block: the collection's tests (or explicit tool calls, or patterns) as
+// a weighted workload, run by `mcpspec load FILE` and after the tests by `mcpspec test`.
 type LoadSpec struct {
-	// Scenario is sustained (default), spike, ramp, soak or coldStart.
+	// Scenario is sustained (default), spike, ramp, soak, coldStart or pattern.
 	Scenario string
 	Duration time.Duration
 	// Concurrent is the number of closed-model workers (or the maximum in flight, open model).
@@ -24,10 +25,33 @@ type LoadSpec struct {
 	Soak       *SoakSpec
 	// Mix picks tests by id with weights; ToolCalls gives explicit calls. Empty both: every tool
 	// test of the collection, weight 1.
-	Mix        []WeightedTest
-	ToolCalls  []WeightedCall
+	Mix       []WeightedTest
+	ToolCalls []WeightedCall
+	// Patterns are weighted multi-step sequences (scenario pattern).
+	Patterns   []PatternSpec
 	Thresholds *Thresholds
-	Pos        Pos
+	// MaxInFlight caps the open model's requests in flight (0: the engine's default).
+	MaxInFlight int
+	// Sessions, when > 1, spreads the load over a pool of sessions.
+	Sessions int
+	Pos      Pos
+}
+
+// PatternSpec is one weighted sequence of tool calls with think time between steps.
+type PatternSpec struct {
+	Name      string
+	Weight    float64
+	ThinkTime time.Duration
+	Steps     []PatternStep
+	Pos       Pos
+}
+
+// PatternStep is one call of a pattern; OnError is continue (default), abort or retry.
+type PatternStep struct {
+	Tool    string
+	Input   map[string]any
+	OnError string
+	Pos     Pos
 }
 
 // RampSpec steps concurrency from From to To over Duration.
@@ -73,27 +97,65 @@ type Thresholds struct {
 	ErrorRate      float64
 	HangTimeout    time.Duration
 	MemoryGrowthMB float64
+	// MinRPS fails a run that finished fewer requests per second.
+	MinRPS float64
+	// Tools holds thresholds of single tools (or tests), by name.
+	Tools map[string]*Thresholds
 }
 
 // DeadlockSpec is the `deadlock:` block (deadlock probe): N concurrent identical calls after
 // the handshake, each watched by a hang detector.
 type DeadlockSpec struct {
-	Tool          string
+	// Server names the server probed ("" = the collection's default server).
+	Server string
+	// Tool is the tool probed; "" probes every tool (destructive and open-world ones only
+	// when included), with Input made up from each inputSchema.
+	Tool string
+	// Input is Tool's arguments; nil makes them up from its inputSchema.
 	Input         map[string]any
 	Concurrent    int           // default 20
 	HangThreshold time.Duration // default 5s
 	GracePeriod   time.Duration // default 10s
-	Pos           Pos
+	// IncludeDestructive and IncludeOpenWorld also probe tools annotated destructiveHint or
+	// openWorldHint; SkipTools names tools never probed.
+	IncludeDestructive bool
+	IncludeOpenWorld   bool
+	SkipTools          []string
+	Pos                Pos
 }
 
 // RaceSpec is the `race:` block: N identical concurrent calls whose canonical responses must agree.
 type RaceSpec struct {
-	Tool       string
+	// Server names the server checked ("" = the collection's default server).
+	Server string
+	Tool   string
+	// Input is the tool's arguments; nil makes them up from its inputSchema.
 	Input      map[string]any
-	Concurrent int
+	Concurrent int // default 10
+	Rounds     int // default 3
 	// Ignore lists JSONPaths removed before comparing (timestamps, ids).
 	Ignore []string
 	Pos    Pos
+}
+
+// HeadOfLineSpec is the `head-of-line:` block: does a fast call wait for slow ones.
+type HeadOfLineSpec struct {
+	// Server names the server checked ("" = the collection's default server).
+	Server string
+	// SlowTool and FastTool are required; nil inputs are made up from their inputSchema.
+	SlowTool  string
+	SlowInput map[string]any
+	FastTool  string
+	FastInput map[string]any
+	// SlowConcurrent is how many slow calls are in flight in the second phase (default 4).
+	SlowConcurrent int
+	// Rounds per phase (default 5) and Samples of the fast call alone (default 10).
+	Rounds  int
+	Samples int
+	// Threshold is the inflation (× the fast call's p50 alone) that counts as blocked
+	// (default 5).
+	Threshold float64
+	Pos       Pos
 }
 
 // FuzzSpec is the `fuzz:` block: malformed-but-plausible payloads.

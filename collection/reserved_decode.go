@@ -4,18 +4,20 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpspec/mcpspec/assert"
 )
 
 // msDuration converts milliseconds.
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // scenarios are the accepted load scenarios.
-var scenarios = []string{"sustained", "spike", "ramp", "soak", "coldStart"}
+var scenarios = []string{"sustained", "spike", "ramp", "soak", "coldStart", "pattern"}
 
 // decodeLoad reads the reserved `load:` block.
 func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
 	fs, ok := d.fields(n, "load", []string{"scenario", "duration", "concurrent", "rate", "warmup", "iterations",
-		"ramp", "spike", "soak", "mix", "toolCalls", "thresholds"})
+		"ramp", "spike", "soak", "mix", "toolCalls", "patterns", "thresholds", "maxInFlight", "sessions"})
 	if !ok {
 		return nil
 	}
@@ -97,10 +99,80 @@ func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
 	if f, ok := fs["toolCalls"]; ok {
 		l.ToolCalls = d.decodeToolCalls(f.val)
 	}
+	if f, ok := fs["patterns"]; ok {
+		l.Patterns = d.decodePatterns(f.val)
+	}
 	if f, ok := fs["thresholds"]; ok {
 		l.Thresholds = d.decodeThresholds(f.val)
 	}
+	if f, ok := fs["maxInFlight"]; ok {
+		v, _ := d.integer(f.val, "load.maxInFlight", 1, 1000000)
+		l.MaxInFlight = int(v)
+	}
+	if f, ok := fs["sessions"]; ok {
+		v, _ := d.integer(f.val, "load.sessions", 1, 10000)
+		l.Sessions = int(v)
+	}
 	return l
+}
+
+// onErrors are the accepted pattern step error behaviours.
+var onErrors = []string{"continue", "abort", "retry"}
+
+// decodePatterns reads `patterns: [{name, weight, thinkTime, steps: [{tool, input, onError}]}]`.
+func (d *decoder) decodePatterns(n *yaml.Node) []PatternSpec {
+	if n.Kind != yaml.SequenceNode {
+		d.errf(n, "", "load.patterns must be a list, got %s", kindName(n))
+		return nil
+	}
+	var out []PatternSpec
+	for _, item := range n.Content {
+		fs, ok := d.fields(item, "load.patterns entry", []string{"name", "weight", "thinkTime", "steps"})
+		if !ok {
+			continue
+		}
+		p := PatternSpec{Weight: 1, Pos: d.pos(item)}
+		if f, ok := fs["name"]; ok {
+			p.Name, _ = d.nonEmpty(f.val, "load.patterns name")
+		}
+		if f, ok := fs["weight"]; ok {
+			p.Weight, _ = d.number(f.val, "load.patterns weight", 0, 1e6)
+		}
+		if f, ok := fs["thinkTime"]; ok {
+			p.ThinkTime, _ = d.duration(f.val, "load.patterns thinkTime")
+		}
+		f, ok := fs["steps"]
+		if !ok || f.val.Kind != yaml.SequenceNode || len(f.val.Content) == 0 {
+			d.errf(item, "", "load.patterns entry needs steps: a list of {tool, input, onError}")
+			continue
+		}
+		for _, sn := range f.val.Content {
+			sfs, ok := d.fields(sn, "load.patterns step", []string{"tool", "input", "onError"})
+			if !ok {
+				continue
+			}
+			st := PatternStep{Pos: d.pos(sn), Input: map[string]any{}, OnError: "continue"}
+			if v, ok := sfs["tool"]; ok {
+				st.Tool, _ = d.nonEmpty(v.val, "load.patterns step tool")
+			} else {
+				d.errf(sn, "", "load.patterns step needs a tool")
+			}
+			if v, ok := sfs["input"]; ok {
+				st.Input, _ = d.object(v.val, "load.patterns step input")
+			}
+			if v, ok := sfs["onError"]; ok {
+				if e, ok := d.str(v.val, "load.patterns step onError"); ok {
+					if !has(onErrors, e) {
+						d.errf(v.val, suggest(e, onErrors), "load.patterns step onError: unknown %q (want continue, abort or retry)", e)
+					}
+					st.OnError = e
+				}
+			}
+			p.Steps = append(p.Steps, st)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // decodeMix reads `mix: [{test, weight}]`.
@@ -160,7 +232,7 @@ func (d *decoder) decodeToolCalls(n *yaml.Node) []WeightedCall {
 
 // decodeThresholds reads a thresholds block.
 func (d *decoder) decodeThresholds(n *yaml.Node) *Thresholds {
-	fs, ok := d.fields(n, "thresholds", []string{"p50", "p95", "p99", "p999", "errorRate", "hangTimeout", "memoryGrowthMb"})
+	fs, ok := d.fields(n, "thresholds", []string{"p50", "p95", "p99", "p999", "errorRate", "hangTimeout", "memoryGrowthMb", "minRps", "tools"})
 	if !ok {
 		return nil
 	}
@@ -176,19 +248,37 @@ func (d *decoder) decodeThresholds(n *yaml.Node) *Thresholds {
 	if f, ok := fs["memoryGrowthMb"]; ok {
 		t.MemoryGrowthMB, _ = d.number(f.val, "thresholds.memoryGrowthMb", 0, 1e9)
 	}
+	if f, ok := fs["minRps"]; ok {
+		t.MinRPS, _ = d.number(f.val, "thresholds.minRps", 0, 1e9)
+	}
+	if f, ok := fs["tools"]; ok {
+		if f.val.Kind != yaml.MappingNode {
+			d.errf(f.val, "", "thresholds.tools must map tool names to thresholds, got %s", kindName(f.val))
+		} else {
+			t.Tools = map[string]*Thresholds{}
+			for i := 0; i+1 < len(f.val.Content); i += 2 {
+				if sub := d.decodeThresholds(f.val.Content[i+1]); sub != nil {
+					t.Tools[f.val.Content[i].Value] = sub
+				}
+			}
+		}
+	}
 	return t
 }
 
-// toolTarget reads the shared tool/input/concurrent keys of deadlock and race.
-func (d *decoder) toolTarget(fs map[string]field, n *yaml.Node, block string) (tool string, input map[string]any, conc int) {
+// toolTarget reads the shared tool/input/concurrent keys of deadlock and race; needTool says
+// whether the tool is required. input stays nil when not given (made up from the schema).
+func (d *decoder) toolTarget(fs map[string]field, n *yaml.Node, block string, needTool bool) (tool string, input map[string]any, conc int) {
 	if f, ok := fs["tool"]; ok {
 		tool, _ = d.nonEmpty(f.val, block+".tool")
-	} else {
+	} else if needTool {
 		d.errf(n, "", "%s needs a tool", block)
 	}
-	input = map[string]any{}
 	if f, ok := fs["input"]; ok {
 		input, _ = d.object(f.val, block+".input")
+		if input == nil {
+			input = map[string]any{}
+		}
 	}
 	if f, ok := fs["concurrent"]; ok {
 		v, _ := d.integer(f.val, block+".concurrent", 1, 10000)
@@ -198,14 +288,28 @@ func (d *decoder) toolTarget(fs map[string]field, n *yaml.Node, block string) (t
 }
 
 // decodeDeadlock reads the reserved `deadlock:` block.
-func (d *decoder) decodeDeadlock(n *yaml.Node) *DeadlockSpec {
-	fs, ok := d.fields(n, "deadlock", []string{"tool", "input", "concurrent", "hangThreshold", "gracePeriod"})
+func (d *decoder) decodeDeadlock(n *yaml.Node, c *Collection) *DeadlockSpec {
+	fs, ok := d.fields(n, "deadlock", []string{"server", "tool", "input", "concurrent", "hangThreshold", "gracePeriod",
+		"includeDestructive", "includeOpenWorld", "skipTools"})
 	if !ok {
 		return nil
 	}
 	s := &DeadlockSpec{Pos: d.pos(n), Concurrent: 20, HangThreshold: 5 * time.Second, GracePeriod: 10 * time.Second}
 	var conc int
-	s.Tool, s.Input, conc = d.toolTarget(fs, n, "deadlock")
+	s.Server = d.blockServer(n, fs, "deadlock", c)
+	s.Tool, s.Input, conc = d.toolTarget(fs, n, "deadlock", false)
+	if s.Tool == "" && s.Input != nil {
+		d.errf(fs["input"].val, "name the tool the input is for, or drop input to probe every tool", "deadlock.input without deadlock.tool")
+	}
+	if f, ok := fs["includeDestructive"]; ok {
+		s.IncludeDestructive, _ = d.boolean(f.val, "deadlock.includeDestructive")
+	}
+	if f, ok := fs["includeOpenWorld"]; ok {
+		s.IncludeOpenWorld, _ = d.boolean(f.val, "deadlock.includeOpenWorld")
+	}
+	if f, ok := fs["skipTools"]; ok {
+		s.SkipTools, _ = d.strList(f.val, "deadlock.skipTools")
+	}
 	if conc > 0 {
 		s.Concurrent = conc
 	}
@@ -215,23 +319,81 @@ func (d *decoder) decodeDeadlock(n *yaml.Node) *DeadlockSpec {
 	if f, ok := fs["gracePeriod"]; ok {
 		s.GracePeriod, _ = d.duration(f.val, "deadlock.gracePeriod")
 	}
+	for k, v := range map[string]time.Duration{"hangThreshold": s.HangThreshold, "gracePeriod": s.GracePeriod} {
+		if f, ok := fs[k]; ok && v <= 0 {
+			d.errf(f.val, "e.g. 5s", "deadlock.%s must be positive", k)
+		}
+	}
 	return s
 }
 
 // decodeRace reads the reserved `race:` block.
-func (d *decoder) decodeRace(n *yaml.Node) *RaceSpec {
-	fs, ok := d.fields(n, "race", []string{"tool", "input", "concurrent", "ignore"})
+func (d *decoder) decodeRace(n *yaml.Node, c *Collection) *RaceSpec {
+	fs, ok := d.fields(n, "race", []string{"server", "tool", "input", "concurrent", "rounds", "ignore"})
 	if !ok {
 		return nil
 	}
-	s := &RaceSpec{Pos: d.pos(n), Concurrent: 10}
+	s := &RaceSpec{Pos: d.pos(n), Concurrent: 10, Rounds: 3}
 	var conc int
-	s.Tool, s.Input, conc = d.toolTarget(fs, n, "race")
+	s.Server = d.blockServer(n, fs, "race", c)
+	s.Tool, s.Input, conc = d.toolTarget(fs, n, "race", true)
 	if conc > 0 {
 		s.Concurrent = conc
 	}
+	if f, ok := fs["rounds"]; ok {
+		v, _ := d.integer(f.val, "race.rounds", 1, 100)
+		s.Rounds = int(v)
+	}
 	if f, ok := fs["ignore"]; ok {
 		s.Ignore, _ = d.strList(f.val, "race.ignore")
+		for _, p := range s.Ignore {
+			if _, err := assert.CompilePath(p); err != nil {
+				d.errf(f.val, "e.g. $.structuredContent.time or $..timestamp", "race.ignore: %v", err)
+			}
+		}
+	}
+	return s
+}
+
+// decodeHeadOfLine reads the `head-of-line:` block.
+func (d *decoder) decodeHeadOfLine(n *yaml.Node, c *Collection) *HeadOfLineSpec {
+	const block = "head-of-line"
+	fs, ok := d.fields(n, block, []string{"server", "slowTool", "slowInput", "fastTool", "fastInput", "slowConcurrent", "rounds", "samples", "threshold"})
+	if !ok {
+		return nil
+	}
+	s := &HeadOfLineSpec{Pos: d.pos(n), SlowConcurrent: 4, Rounds: 5, Samples: 10, Threshold: 5}
+	s.Server = d.blockServer(n, fs, block, c)
+	for _, t := range []struct {
+		key  string
+		dst  *string
+		in   string
+		args *map[string]any
+	}{{"slowTool", &s.SlowTool, "slowInput", &s.SlowInput}, {"fastTool", &s.FastTool, "fastInput", &s.FastInput}} {
+		if f, ok := fs[t.key]; ok {
+			*t.dst, _ = d.nonEmpty(f.val, block+"."+t.key)
+		} else {
+			d.errf(n, "", "%s needs a %s", block, t.key)
+		}
+		if f, ok := fs[t.in]; ok {
+			*t.args, _ = d.object(f.val, block+"."+t.in)
+			if *t.args == nil {
+				*t.args = map[string]any{}
+			}
+		}
+	}
+	for _, x := range []struct {
+		key    string
+		dst    *int
+		lo, hi int64
+	}{{"slowConcurrent", &s.SlowConcurrent, 1, 100}, {"rounds", &s.Rounds, 1, 100}, {"samples", &s.Samples, 1, 1000}} {
+		if f, ok := fs[x.key]; ok {
+			v, _ := d.integer(f.val, block+"."+x.key, x.lo, x.hi)
+			*x.dst = int(v)
+		}
+	}
+	if f, ok := fs["threshold"]; ok {
+		s.Threshold, _ = d.number(f.val, block+".threshold", 1.5, 1e6)
 	}
 	return s
 }

@@ -44,28 +44,35 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"server: testserver\ntests: [{id: a, call: x, expect: [{type: {path: $.a, expected: integer}}, {length: {path: $.a, operator: gt, value: 0}}]}]",
 		"server: testserver\ntests: [{id: a, call: x, expectError: {code: -32602, message: bad}}]",
 		"servers: {a: testserver}\nload: {duration: 1m, mix: [{test: a, weight: 1}]}\ntests: [{id: a, call: x}]",
+		"server: testserver\ndeadlock: {concurrent: 4, includeDestructive: true, skipTools: [x]}",
+		"servers: {a: testserver}\nrace: {server: a, tool: echo, rounds: 2, ignore: [$..time]}\nhead-of-line: {slowTool: slow, slowInput: {milliseconds: 200}, fastTool: echo, threshold: 3}",
+		"server: testserver\ntests: [{id: a, call: x}]\nload: {scenario: pattern, maxInFlight: 50, sessions: 2, patterns: [{name: p, weight: 2, thinkTime: 10ms, steps: [{tool: a, input: {x: 1}, onError: abort}, {tool: b}]}], thresholds: {minRps: 10, tools: {a: {p99: 5ms}}}}",
 	}
 	invalid := []string{
-		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                    // unknown key
-		"server: testserver\ntests: [{name: a, call: echo, retries: 11}]",                                    // out of range
-		"server: testserver\ntests: [{name: a, call: echo, timeout: soon}]",                                  // bad duration
-		"server: testserver\ntests: [{name: a, call: echo, read: x}]",                                        // two steps
-		"server: testserver\ntests: [{name: a}]",                                                             // no step
-		"server: testserver\ntests: [{call: echo}]",                                                          // no name or id
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: equals, path: $.a}]}]",            // missing value
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: exists, path: $.a, value: 1}]}]",  // field not for type
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: nope}]}]",                         // unknown type
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: {path: $.a, expected: float}}]}]", // bad json type
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{latency: {maxMs: 1, max: 1s}}]}]",       // both bounds
-		"server: testserver\ntests: [{name: a, list: tool}]",                                                 // bad list kind
-		"server: {transport: grpc, url: x}\ntests: [{name: a, call: b}]",                                     // bad transport
-		"tests: [{name: a, call: b}]",                                                                        // no server
-		"schemaVersion: \"2\"\nserver: testserver\ntests: [{name: a, call: b}]",                              // bad version
-		"server: testserver\ntests: []",                                                                      // empty tests
-		"server: testserver\ntests: [{name: a, call: b, extract: [{name: x}]}]",                              // extract without path
-		"server: testserver\ntests: [{name: a, call: b}]\nload: {rate: -1}",                                  // reserved block range
-		"server: testserver\ntests: [{name: a, call: b}]\ndeadlock: {concurrent: 2}",                         // deadlock without tool
-		"server: testserver\ntests: [{name: a, complete: {ref: {type: tool}, argument: {name: x}}}]",         // bad ref type
+		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                          // unknown key
+		"server: testserver\ntests: [{name: a, call: echo, retries: 11}]",                                          // out of range
+		"server: testserver\ntests: [{name: a, call: echo, timeout: soon}]",                                        // bad duration
+		"server: testserver\ntests: [{name: a, call: echo, read: x}]",                                              // two steps
+		"server: testserver\ntests: [{name: a}]",                                                                   // no step
+		"server: testserver\ntests: [{call: echo}]",                                                                // no name or id
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: equals, path: $.a}]}]",                  // missing value
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: exists, path: $.a, value: 1}]}]",        // field not for type
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: nope}]}]",                               // unknown type
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: {path: $.a, expected: float}}]}]",       // bad json type
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{latency: {maxMs: 1, max: 1s}}]}]",             // both bounds
+		"server: testserver\ntests: [{name: a, list: tool}]",                                                       // bad list kind
+		"server: {transport: grpc, url: x}\ntests: [{name: a, call: b}]",                                           // bad transport
+		"tests: [{name: a, call: b}]",                                                                              // no server
+		"schemaVersion: \"2\"\nserver: testserver\ntests: [{name: a, call: b}]",                                    // bad version
+		"server: testserver\ntests: []",                                                                            // empty tests
+		"server: testserver\ntests: [{name: a, call: b, extract: [{name: x}]}]",                                    // extract without path
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {rate: -1}",                                        // reserved block range
+		"server: testserver\ntests: [{name: a, call: b}]\nrace: {concurrent: 2}",                                   // race without tool
+		"server: testserver\nhead-of-line: {slowTool: a, fastTool: b, threshold: 1}",                               // threshold too low
+		"server: testserver\ntests: [{name: a, complete: {ref: {type: tool}, argument: {name: x}}}]",               // bad ref type
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{steps: [{tool: a, onError: skip}]}]}", // bad onError
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{name: p}]}",                           // pattern without steps
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {thresholds: {tools: {a: {p98: 1ms}}}}",            // unknown tool threshold
 	}
 	for _, doc := range valid {
 		if errs := schemaErrors(t, l, doc); len(errs) > 0 {

@@ -39,6 +39,20 @@ func (d *decoder) validate(c *Collection, base *Vars, lookupEnv func(string) (st
 		ids[t.ID] = t
 	}
 	allIDs := slices.Sorted(maps.Keys(ids))
+	// Two tests of one name are told apart only by their ids; a derived id ("name-2") moves
+	// when tests are reordered, so baselines and reports would mix them up.
+	byName := map[string]*Test{}
+	for _, t := range c.Tests {
+		if t.Name == "" {
+			continue
+		}
+		if prev, dup := byName[t.Name]; dup && !(t.idGiven && prev.idGiven) {
+			d.errs = append(d.errs, &Error{Pos: t.Pos, Hint: "give each test a distinct name, or both an explicit id",
+				Msg: fmt.Sprintf("duplicate test name %q (first at line %d)", t.Name, prev.Pos.Line)})
+			continue
+		}
+		byName[t.Name] = t
+	}
 
 	callTimeouts := map[string]time.Duration{}
 	for name, s := range c.Servers {
@@ -87,6 +101,7 @@ func (d *decoder) validate(c *Collection, base *Vars, lookupEnv func(string) (st
 	d.checkVariables(c, base, lookupEnv, ids)
 	d.checkCycles(c, ids)
 
+	d.checkBlockServers(c)
 	if c.Load != nil {
 		for _, m := range c.Load.Mix {
 			if m.Test != "" && ids[m.Test] == nil {
@@ -239,5 +254,33 @@ func (d *decoder) checkCycles(c *Collection, ids map[string]*Test) {
 		if color[t.ID] == white {
 			visit(t)
 		}
+	}
+}
+
+// checkBlockServers resolves the server of each detector block: the one it names, which must
+// exist, else the default server, which must be decidable.
+func (d *decoder) checkBlockServers(c *Collection) {
+	names := slices.Sorted(maps.Keys(c.Servers))
+	check := func(block string, server *string, pos Pos) {
+		switch {
+		case *server != "" && c.Servers[*server] == nil:
+			d.errs = append(d.errs, &Error{Pos: pos, Hint: suggest(*server, names), Msg: fmt.Sprintf("%s: unknown server %q", block, *server)})
+		case *server == "" && c.DefaultServer == "":
+			if len(c.Servers) > 0 {
+				d.errs = append(d.errs, &Error{Pos: pos, Hint: `add "server:" to the block or set defaults.server`,
+					Msg: fmt.Sprintf("%s names no server and the collection has several", block)})
+			}
+		case *server == "":
+			*server = c.DefaultServer
+		}
+	}
+	if b := c.Deadlock; b != nil {
+		check("deadlock", &b.Server, b.Pos)
+	}
+	if b := c.Race; b != nil {
+		check("race", &b.Server, b.Pos)
+	}
+	if b := c.HeadOfLine; b != nil {
+		check("head-of-line", &b.Server, b.Pos)
 	}
 }

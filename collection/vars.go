@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/mcpspec/mcpspec/assert"
+	"github.com/mcpspec/mcpspec/redact"
 )
 
 // templateRE matches one variable reference: {{name}}, {{ name }}, {{env.NAME}}, {{secret.NAME}}.
@@ -254,76 +254,50 @@ func (v *Vars) has(name string) bool {
 	return false
 }
 
-// secretNameRE matches names whose values are secrets.
-var secretNameRE = regexp.MustCompile(`(?i)key|token|secret|password|passwd|credential|auth`)
-
 // IsSecretName reports whether a variable or header name suggests a secret value (it contains
-// key, token, secret, password, passwd, credential or auth, case-insensitively).
-func IsSecretName(name string) bool { return secretNameRE.MatchString(name) }
+// key, token, secret, password, passwd, credential or auth, case-insensitively). It is
+// [redact.IsSecretName].
+func IsSecretName(name string) bool { return redact.IsSecretName(name) }
 
 // MinSecretLen is the shortest value the masker masks; shorter ones would garble every output.
-const MinSecretLen = 4
+const MinSecretLen = redact.MinLen
 
 // Mask is what a secret is replaced with.
-const Mask = "***"
+const Mask = redact.Mask
 
-// Masker replaces registered secret values with "***". It is safe for concurrent use; the runner
-// and every reporter pass all output through it.
-type Masker struct {
-	mu       sync.RWMutex // guards secrets and replacer
-	secrets  map[string]bool
-	replacer *strings.Replacer
-}
+// Masker replaces registered secret values, in every form an output gives them (see
+// [redact.Forms]), with "***". It is safe for concurrent use; the runner masks every result
+// with it and the CLI passes every output through a [redact.Writer] over it.
+type Masker = redact.Masker
 
 // NewMasker returns an empty masker.
-func NewMasker() *Masker { return &Masker{secrets: map[string]bool{}} }
+func NewMasker() *Masker { return redact.NewMasker() }
 
-// Add registers a secret value; values shorter than [MinSecretLen] are ignored.
-func (m *Masker) Add(secret string) {
-	if m == nil || len(secret) < MinSecretLen {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.secrets[secret] {
-		return
-	}
-	m.secrets[secret] = true
-	list := make([]string, 0, len(m.secrets))
-	for s := range m.secrets {
-		list = append(list, s)
-	}
-	// Longest first, so a secret containing another is masked whole.
-	sort.Slice(list, func(i, j int) bool {
-		if len(list[i]) != len(list[j]) {
-			return len(list[i]) > len(list[j])
+// RegisterServerSecrets registers what a server definition carries of secrets: the values of
+// headers and env entries named like secrets, the password and secret-looking query parameters
+// of its URL, and the values of secret-looking flags of its command line. Strings still holding
+// {{references}} are skipped; call it again once they are expanded.
+func RegisterServerSecrets(m *Masker, s *Server) {
+	literal := func(v string) bool { return !strings.Contains(v, "{{") }
+	for k, v := range s.Headers {
+		if literal(v) {
+			m.AddHeader(k, v)
 		}
-		return list[i] < list[j]
-	})
-	pairs := make([]string, 0, 2*len(list))
-	for _, s := range list {
-		pairs = append(pairs, s, Mask)
 	}
-	m.replacer = strings.NewReplacer(pairs...)
-}
-
-// Mask returns s with every registered secret replaced by "***".
-func (m *Masker) Mask(s string) string {
-	if m == nil {
-		return s
+	for k, v := range s.Env {
+		if literal(v) {
+			m.AddNamed(k, v)
+		}
 	}
-	m.mu.RLock()
-	r := m.replacer
-	m.mu.RUnlock()
-	if r == nil {
-		return s
+	if literal(s.URL) {
+		m.AddURL(s.URL)
 	}
-	return r.Replace(s)
-}
-
-// Len returns how many secrets are registered.
-func (m *Masker) Len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.secrets)
+	var args []string
+	for _, a := range append(strings.Fields(s.Command), s.Args...) {
+		if !literal(a) {
+			a = "" // keeps its place: a flag before it still names no value
+		}
+		args = append(args, a)
+	}
+	m.AddArgs(args)
 }

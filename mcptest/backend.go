@@ -98,6 +98,11 @@ type Backend struct {
 	jobs sync.WaitGroup
 
 	faults faultState
+	// workers are the slots of Options.Workers (one for Serialize): a tools/call runs while it
+	// holds one; nil when calls are not limited.
+	workers chan struct{}
+	// stallClock starts at the first tools/call (Options.Stall).
+	stallClock clock
 }
 
 // NewBackend returns a Backend configured by opts (nil means defaults). It panics on invalid
@@ -119,6 +124,12 @@ func newBackend(opts *Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{opts: o, log: o.Logger, stateKey: make([]byte, 32)}
+	switch {
+	case o.Workers > 0:
+		b.workers = make(chan struct{}, o.Workers)
+	case o.Serialize:
+		b.workers = make(chan struct{}, 1)
+	}
 	if b.log == nil {
 		b.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

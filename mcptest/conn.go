@@ -212,7 +212,7 @@ func (c *frameConn) dispatch(ctx context.Context, data []byte) {
 			c.crash()
 			return
 		}
-		c.write(resp.encode())
+		c.write(resp.frames()...)
 	}()
 }
 
@@ -224,14 +224,19 @@ func (c *frameConn) crash() {
 	c.once.Do(func() { close(c.crashed) })
 }
 
-func (c *frameConn) write(data []byte) {
+// write writes frames in order, with nothing of another goroutine between them (a response and
+// its duplicate stay together).
+func (c *frameConn) write(frames ...[]byte) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.dead {
 		return
 	}
-	if err := c.w.writeFrame(data); err != nil {
-		c.b.log.Debug("write frame", "err", err)
+	for _, data := range frames {
+		if err := c.w.writeFrame(data); err != nil {
+			c.b.log.Debug("write frame", "err", err)
+			return
+		}
 	}
 }
 

@@ -54,6 +54,8 @@
 //     Mcp-Param-Region, -Priority, -Urgent and -Shard; a missing, unexpected or mismatched one
 //     is answered HTTP 400 with -32020, by the Go SDK v1.8.0's rules (an empty header counts as
 //     missing; =?base64?…?= values are decoded; integers compare numerically).
+//   - time(): only with [Options.TimeTool] (--time-tool); the current time as text and as
+//     structuredContent {time}: answers that differ by design.
 //
 // Server-to-client requests travel on the connection over stdio, TCP, WebSocket and HTTP+SSE.
 // Over Streamable HTTP the tools/call is answered as an event stream that carries the request;

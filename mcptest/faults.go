@@ -21,7 +21,22 @@ type faultState struct {
 	divergent  int      // Divergent's racy counter
 	cycle      int      // ErrorCycle's position
 	responses  int      // tools/call responses produced, for MalformedEvery
+	lazy       lazyState
+	shared     string // CrossTalk's buffer
 }
+
+// lazyState is where LazyInitDeadlock's initialization stands.
+type lazyState int
+
+const (
+	lazyNone       lazyState = iota // no tools/call yet
+	lazyRunning                     // the first tools/call is initializing
+	lazyDone                        // initialized without a concurrent call
+	lazyDeadlocked                  // a call arrived during the initialization
+)
+
+// crossTalkWork is how long a CrossTalk call holds the shared buffer's content before answering.
+const crossTalkWork = 50 * time.Millisecond
 
 // activeCall is one tools/call in flight.
 type activeCall struct {
@@ -53,9 +68,25 @@ func (f *faultHandler) handle(ctx context.Context, p peer, req *request) *respon
 		return f.next.handle(ctx, p, req)
 	}
 
+	if f.b.workers != nil {
+		// At most cap(workers) tools/calls at a time (one for Serialize).
+		select {
+		case f.b.workers <- struct{}{}:
+			defer func() { <-f.b.workers }()
+		case <-ctx.Done():
+			return nil
+		case <-f.b.ctx.Done():
+			return nil
+		}
+	}
+
 	n := req.seq
 	ac, hangNow := f.enter()
 	defer f.exit(ac)
+	if o.LazyInitDeadlock > 0 && !f.lazyInit(ctx) {
+		f.hang(ctx)
+		return nil
+	}
 
 	if o.LeakKBPerCall > 0 {
 		f.leakKB(o.LeakKBPerCall)
@@ -71,6 +102,9 @@ func (f *faultHandler) handle(ctx context.Context, p peer, req *request) *respon
 			o.Crash()
 		}
 		return &response{abort: true}
+	}
+	if !f.slowDown(ctx, n) {
+		return nil
 	}
 	if o.ErrorCycle {
 		f.b.faults.mu.Lock()
@@ -91,7 +125,59 @@ func (f *faultHandler) handle(ctx context.Context, p peer, req *request) *respon
 	if o.Divergent && f.overlapped(ac) {
 		f.diverge(resp)
 	}
+	if o.CrossTalk && !f.crossTalk(ctx, resp) {
+		return nil
+	}
 	return f.corrupt(resp)
+}
+
+// lazyInit runs LazyInitDeadlock's initialization on the first tools/call and reports whether
+// the call may go on; false means it deadlocked.
+func (f *faultHandler) lazyInit(ctx context.Context) bool {
+	fs := &f.b.faults
+	fs.mu.Lock()
+	switch fs.lazy {
+	case lazyDone:
+		fs.mu.Unlock()
+		return true
+	case lazyRunning, lazyDeadlocked:
+		// The initializer holds the resource's lock and waits for ours: neither moves again.
+		fs.lazy = lazyDeadlocked
+		fs.mu.Unlock()
+		return false
+	}
+	fs.lazy = lazyRunning
+	fs.mu.Unlock()
+	if !f.sleep(ctx, f.b.opts.LazyInitDeadlock) {
+		return false
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.lazy == lazyDeadlocked {
+		return false
+	}
+	fs.lazy = lazyDone
+	return true
+}
+
+// crossTalk passes resp's first text through the shared buffer (see Options.CrossTalk); false
+// means the call's context ended meanwhile.
+func (f *faultHandler) crossTalk(ctx context.Context, resp *response) bool {
+	r, ok := resp.Result.(*toolResult)
+	if !ok || len(r.Content) == 0 {
+		return true
+	}
+	fs := &f.b.faults
+	fs.mu.Lock()
+	fs.shared = r.Content[0].Text
+	fs.mu.Unlock()
+	if !f.sleep(ctx, crossTalkWork) {
+		return false
+	}
+	fs.mu.Lock()
+	r.Content[0].Text = fs.shared
+	fs.mu.Unlock()
+	return true
 }
 
 // sleep waits d, or less when the request's context or the Backend ends; it reports whether
@@ -194,7 +280,8 @@ func (f *faultHandler) diverge(resp *response) {
 	}
 }
 
-// corrupt applies WrongID, BothResultAndError and MalformedEvery, in that order.
+// corrupt applies WrongID, BothResultAndError, StrayAnswer, DuplicateAnswers and
+// MalformedEvery, in that order.
 func (f *faultHandler) corrupt(resp *response) *response {
 	o := &f.b.opts
 	if o.WrongID {
@@ -216,6 +303,13 @@ func (f *faultHandler) corrupt(resp *response) *response {
 		if b, err := json.Marshal(w); err == nil {
 			resp.raw = b
 		}
+	}
+	if o.StrayAnswer {
+		stray := &response{ID: strayID(resp.ID), Result: &toolResult{Content: []content{{Type: "text", Text: "an answer to a request never made"}}}}
+		resp.before = append(resp.before, stray.encode())
+	}
+	if o.DuplicateAnswers {
+		resp.after = append(resp.after, resp.encode())
 	}
 	if o.MalformedEvery > 0 {
 		fs := &f.b.faults
@@ -242,6 +336,20 @@ func truncateFrame(enc []byte, id json.RawMessage) []byte {
 		return enc[:len(enc)-1]
 	}
 	return enc[:prefix+(len(enc)-prefix)/2]
+}
+
+// strayID returns an id the client did not issue: an integer plus 1,000,000, a string with
+// "+stray" appended.
+func strayID(id json.RawMessage) json.RawMessage {
+	if n, err := strconv.ParseInt(string(id), 10, 64); err == nil {
+		return json.RawMessage(strconv.FormatInt(n+1_000_000, 10))
+	}
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		b, _ := json.Marshal(s + "+stray")
+		return b
+	}
+	return json.RawMessage("1000000")
 }
 
 // shiftID returns id off by 1000: an integer plus 1000, a string with "+1000" appended.

@@ -230,3 +230,146 @@ func TestBothResultAndError(t *testing.T) {
 		t.Errorf("frame %s, want both result and error", m.raw)
 	}
 }
+
+func TestDuplicateAnswers(t *testing.T) {
+	_, c := startTCP(t, &mcptest.Options{DuplicateAnswers: true})
+	c.initialize()
+	c.send(7, "tools/call", echoCall("x"))
+	first, second := c.recv(), c.recv()
+	if string(first.ID) != "7" || string(second.raw) != string(first.raw) {
+		t.Errorf("frames %s then %s, want the answer to 7 twice", first.raw, second.raw)
+	}
+	// Only tools/call is answered twice.
+	c.send(8, "tools/list", nil)
+	if m := c.recv(); string(m.ID) != "8" {
+		t.Fatalf("tools/list answered %s", m.raw)
+	}
+	c.expectSilence(100 * time.Millisecond)
+}
+
+func TestStrayAnswer(t *testing.T) {
+	_, c := startTCP(t, &mcptest.Options{StrayAnswer: true})
+	c.initialize()
+	for _, tt := range []struct {
+		id         any
+		stray, id2 string
+	}{{7, "1000007", "7"}, {"abc", `"abc+stray"`, `"abc"`}} {
+		c.send(tt.id, "tools/call", echoCall("x"))
+		if stray, real := c.recv(), c.recv(); string(stray.ID) != tt.stray || string(real.ID) != tt.id2 {
+			t.Errorf("id %v: frames %s then %s, want a stray %s first", tt.id, stray.raw, real.raw, tt.stray)
+		}
+	}
+}
+
+func TestSerialize(t *testing.T) {
+	s, c := startTCP(t, &mcptest.Options{Serialize: true})
+	c.initialize()
+	slowID := c.request("tools/call", toolCall("slow", map[string]any{"milliseconds": 200}))
+	waitStats(t, s.Stats, func(st mcptest.Stats) bool { return st.InFlight == 1 })
+	echoID := c.request("tools/call", echoCall("fast"))
+	// The echo waits behind the slow call: the slow answer comes first.
+	var order []string
+	for range 2 {
+		order = append(order, string(c.recvResponse().ID))
+	}
+	if want := []string{fmt.Sprint(slowID), fmt.Sprint(echoID)}; fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Errorf("answer order %v, want %v (the fast call waits for the slow one)", order, want)
+	}
+	if st := s.Stats(); st.MaxInFlight != 1 {
+		t.Errorf("MaxInFlight %d, want 1: calls ran at once", st.MaxInFlight)
+	}
+	// Without the mode the echo overtakes the slow call.
+	s2, c2 := startTCP(t, nil)
+	c2.initialize()
+	c2.request("tools/call", toolCall("slow", map[string]any{"milliseconds": 200}))
+	waitStats(t, s2.Stats, func(st mcptest.Stats) bool { return st.InFlight == 1 })
+	id := c2.request("tools/call", echoCall("fast"))
+	if m := c2.recvResponse(); string(m.ID) != fmt.Sprint(id) {
+		t.Errorf("without Serialize the first answer is %s, want the echo %d", m.ID, id)
+	}
+}
+
+func TestWorkers(t *testing.T) {
+	s, c := startTCP(t, &mcptest.Options{Workers: 2})
+	c.initialize()
+	for range 3 {
+		c.request("tools/call", toolCall("slow", map[string]any{"milliseconds": 100}))
+	}
+	for range 3 {
+		if m := c.recvResponse(); m.Error != nil {
+			t.Fatalf("slow call: %s", m.raw)
+		}
+	}
+	if st := s.Stats(); st.MaxInFlight != 2 {
+		t.Errorf("MaxInFlight %d, want 2 with two workers", st.MaxInFlight)
+	}
+}
+
+func TestLazyInitDeadlock(t *testing.T) {
+	t.Run("one at a time", func(t *testing.T) {
+		_, c := startTCP(t, &mcptest.Options{LazyInitDeadlock: 50 * time.Millisecond})
+		c.initialize()
+		for i := range 3 {
+			if m := c.call("tools/call", echoCall(fmt.Sprint(i))); m.Error != nil {
+				t.Fatalf("call %d: %s", i, m.raw)
+			}
+		}
+	})
+	t.Run("concurrent during the initialization", func(t *testing.T) {
+		s, c := startTCP(t, &mcptest.Options{LazyInitDeadlock: 200 * time.Millisecond})
+		c.initialize()
+		c.request("tools/call", echoCall("first"))
+		waitStats(t, s.Stats, func(st mcptest.Stats) bool { return st.InFlight == 1 })
+		c.request("tools/call", echoCall("second"))
+		c.expectSilence(400 * time.Millisecond) // the initialization would have ended by now
+		c.request("tools/call", echoCall("later"))
+		if m := c.call("ping", nil); m.Error != nil {
+			t.Errorf("ping: %s", m.raw)
+		}
+		waitStats(t, s.Stats, func(st mcptest.Stats) bool { return st.InFlight == 3 })
+	})
+}
+
+func TestCrossTalk(t *testing.T) {
+	s, c := startTCP(t, &mcptest.Options{CrossTalk: true})
+	c.initialize()
+	var alone toolResult
+	c.result("tools/call", echoCall("alone"), &alone)
+	if alone.text() != "alone" {
+		t.Errorf("lone call answered %q", alone.text())
+	}
+	a := c.request("tools/call", echoCall("a"))
+	waitStats(t, s.Stats, func(st mcptest.Stats) bool { return st.InFlight == 1 })
+	c.request("tools/call", echoCall("b"))
+	got := map[string]string{}
+	for range 2 {
+		m := c.recvResponse()
+		var r toolResult
+		if err := json.Unmarshal(m.Result, &r); err != nil {
+			t.Fatal(err)
+		}
+		got[string(m.ID)] = r.text()
+	}
+	if got[fmt.Sprint(a)] != "b" {
+		t.Errorf("answers %v: call a should carry b's text (the last writer of the shared buffer)", got)
+	}
+}
+
+func TestTimeTool(t *testing.T) {
+	_, c := startTCP(t, &mcptest.Options{TimeTool: true})
+	c.initialize()
+	var r toolResult
+	c.result("tools/call", toolCall("time", nil), &r)
+	ts, err := time.Parse(time.RFC3339Nano, r.text())
+	if err != nil || time.Since(ts).Abs() > time.Minute {
+		t.Errorf("time answered %q (%v)", r.text(), err)
+	}
+	if !strings.Contains(string(r.StructuredContent), r.text()) {
+		t.Errorf("structuredContent %s does not hold %q", r.StructuredContent, r.text())
+	}
+	_, plain := startTCP(t, nil)
+	plain.initialize()
+	if m := plain.call("tools/call", toolCall("time", nil)); m.Error == nil {
+		t.Errorf("time exists without TimeTool: %s", m.raw)
+	}
+}

@@ -63,7 +63,21 @@ type response struct {
 	// abort asks the transport to drop the connection abruptly without writing anything: the
 	// in-process form of a crash.
 	abort bool
+	// before and after are extra frames written around the response, in that order, on the
+	// same stream (fault injection: stray and duplicate answers).
+	before, after [][]byte
 }
+
+// frames returns every frame the response is written as: before, itself, after.
+func (r *response) frames() [][]byte {
+	out := make([][]byte, 0, len(r.before)+1+len(r.after))
+	out = append(out, r.before...)
+	out = append(out, r.encode())
+	return append(out, r.after...)
+}
+
+// extra reports whether the response carries frames besides itself.
+func (r *response) extra() bool { return len(r.before)+len(r.after) > 0 }
 
 // wireResponse fixes the field order on the wire: jsonrpc, id, then result or error, so a
 // truncated frame still starts with the id.

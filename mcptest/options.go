@@ -73,7 +73,11 @@ type Options struct {
 	// call n crashes when FlakyRoll(Seed, n) < CrashRate (n counts from 1). A crash calls Crash,
 	// then drops the connection abruptly without answering.
 	CrashRate float64
-	// Seed makes CrashRate reproducible.
+	// Delay slows every tools/call by a duration drawn from a distribution (off by default).
+	Delay Delay
+	// Stall stops answering tools/call in windows (off by default).
+	Stall Stall
+	// Seed makes CrashRate and Delay reproducible.
 	Seed string
 	// Crash, when set, is called on each crash before the connection is dropped; a CLI uses it
 	// to stop the whole process with exit code 1.
@@ -93,6 +97,26 @@ type Options struct {
 	// a racy counter appended to its first text content, so identical concurrent requests get
 	// different answers. Calls that run alone are answered correctly.
 	Divergent bool
+	// Serialize handles tools/calls one at a time, in arrival order, as a server with a single
+	// request loop does: a fast call waits for every slow call ahead of it (head-of-line
+	// blocking).
+	Serialize bool
+	// Workers, when positive, lets at most this many tools/calls run at once; the others wait
+	// in arrival order (a worker pool too small for slow calls). Serialize is Workers 1.
+	Workers int
+	// LazyInitDeadlock models a lazy initialization with a lock-order bug: the server's first
+	// tools/call initializes a shared resource, which takes this long; a tools/call arriving
+	// meanwhile deadlocks with it (neither is ever answered, nor is any later tools/call). Calls
+	// made one at a time never meet the bug, and once the first call finished, none does.
+	LazyInitDeadlock time.Duration
+	// CrossTalk breaks isolation under concurrency: every tools/call writes its answer's first
+	// text to a buffer shared by all calls, works for 50ms, then answers with what the buffer
+	// holds, so overlapping calls answer with another call's text. Calls made one at a time are
+	// answered correctly.
+	CrossTalk bool
+	// TimeTool adds the tool time, which returns the current time: its answers differ by
+	// design, even one call after another. Off by default, so the tool list stays the same.
+	TimeTool bool
 	// WrongID answers tools/call with an id off by 1000 (a string id gets the suffix "+1000").
 	WrongID bool
 	// DropSSEAfter, when positive, cuts every SSE answer to a tools/call of a legacy
@@ -102,6 +126,13 @@ type Options struct {
 	DropSSEAfter int
 	// BothResultAndError answers tools/call with a frame holding both "result" and "error".
 	BothResultAndError bool
+	// DuplicateAnswers sends every tools/call response twice, the copy right after the
+	// original: a client must report the second as a response to a request no longer pending.
+	DuplicateAnswers bool
+	// StrayAnswer sends, before each tools/call response, a response to an id the client never
+	// issued (the request's id plus 1,000,000, or its string id with "+stray"). Over
+	// Streamable HTTP these extra frames make the answer an event stream.
+	StrayAnswer bool
 	// ParamHeaders adds the tool route, whose region, priority, urgent and target.shard
 	// arguments are annotated with x-mcp-header (SEP-2243): over Streamable HTTP in the
 	// stateless era a tools/call of it must mirror them in Mcp-Param-Region, -Priority, -Urgent
@@ -130,7 +161,13 @@ func (o *Options) validate() error {
 	if o.CrashRate < 0 || o.CrashRate > 1 {
 		return fmt.Errorf("mcptest: crash rate %v outside [0, 1]", o.CrashRate)
 	}
-	if o.PageSize < 0 || o.DropSSEAfter < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 {
+	if err := o.Stall.validate(); err != nil {
+		return err
+	}
+	if o.Delay.Fixed < 0 || o.Delay.Uniform < 0 || o.Delay.ExpMean < 0 {
+		return fmt.Errorf("mcptest: negative delay")
+	}
+	if o.PageSize < 0 || o.DropSSEAfter < 0 || o.LeakKBPerCall < 0 || o.MalformedEvery < 0 || o.SlowInitialize < 0 || o.LazyInitDeadlock < 0 || o.Workers < 0 {
 		return fmt.Errorf("mcptest: negative option value")
 	}
 	return nil

@@ -298,7 +298,11 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, req *reque
 			st.end(nil, true)
 		default:
 			ok = resp.Error == nil
-			st.end(resp.encode(), false)
+			frames := resp.frames()
+			for _, f := range frames[:len(frames)-1] {
+				st.append(f)
+			}
+			st.end(frames[len(frames)-1], false)
 		}
 	}
 	if !s.spawn(run) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/session"
@@ -107,5 +108,37 @@ func TestSessionAnswersServerRequests(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExtraAnswersOverStreamableHTTP: stray and duplicate answers reach a client over
+// Streamable HTTP too (the answer becomes an event stream), in both eras; the session routes
+// the real answer and reports each extra one as a finding.
+func TestExtraAnswersOverStreamableHTTP(t *testing.T) {
+	for _, era := range []string{mcptest.LatestLegacyVersion, mcptest.StatelessVersion} {
+		for _, sse := range []bool{false, true} {
+			s := mcptest.NewServer(&mcptest.Options{StrayAnswer: true, DuplicateAnswers: true, SSEResponses: sse})
+			t.Cleanup(s.Close)
+			var findings atomic.Int64
+			ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+			sess, err := session.Open(ctx, &streamable.Dialer{URL: s.URL}, &session.Options{ProtocolVersion: era, RequestTimeout: waitFor,
+				OnFinding: func(session.Finding) { findings.Add(1) }})
+			cancel()
+			if err != nil {
+				t.Fatalf("%s: open: %v", era, err)
+			}
+			r, err := sess.CallTool(t.Context(), "echo", map[string]any{"text": "real"}, nil)
+			if err != nil || firstText(t, r) != "real" {
+				t.Fatalf("%s sse=%v: call = %v, %v", era, sse, r, err)
+			}
+			// The duplicate follows the answer on its stream: give the reader time to get to it.
+			for deadline := time.Now().Add(waitFor); findings.Load() < 2 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			_ = sess.Close()
+			if n := findings.Load(); n != 2 {
+				t.Errorf("%s sse=%v: %d findings, want 2 (the stray and the duplicate): %v", era, sse, n, sess.Findings())
+			}
+		}
 	}
 }

@@ -347,8 +347,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req *request, p 
 		status = statelessStatus(resp)
 	}
 	data := resp.encode()
+	if resp.extra() && p.sse == nil && status == http.StatusOK {
+		p.sse = newSSEWriter(w) // several frames need an event stream
+	}
 	if p.sse != nil && (p.sse.isStarted() || status == http.StatusOK) {
-		_ = p.sse.event("message", data)
+		for _, f := range resp.frames() {
+			_ = p.sse.event("message", f)
+		}
 	} else {
 		writeJSON(w, status, data)
 	}

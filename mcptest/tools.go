@@ -171,6 +171,9 @@ func (b *Backend) visibleTools(stateless, tasks bool) []*tool {
 	if b.opts.ParamHeaders {
 		all = append(all, routeTool())
 	}
+	if b.opts.TimeTool {
+		all = append(all, timeTool())
+	}
 	if tasks {
 		for _, t := range all {
 			if t.Name == "slow" {
@@ -454,4 +457,22 @@ func runJob(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
 		return nil, newError(CodeServerError, "job failed on purpose")
 	}
 	return textResult(fmt.Sprintf("job done after %dms%s", ms, text)), nil
+}
+
+// timeTool is the tool [Options.TimeTool] adds.
+func timeTool() *tool {
+	return &tool{
+		Name: "time", Title: "Time", Description: "Returns the current time (RFC 3339 with nanoseconds) as text and as structuredContent {time}.",
+		InputSchema:  objectSchema(map[string]any{}),
+		OutputSchema: objectSchema(map[string]any{"time": map[string]any{"type": "string", "format": "date-time"}}, "time"),
+		Annotations:  map[string]any{"readOnlyHint": true, "openWorldHint": false},
+		run:          runTime,
+	}
+}
+
+func runTime(_ *Backend, _ *toolCall) (*toolResult, *rpcError) {
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	r := textResult(now)
+	r.StructuredContent = map[string]any{"time": now}
+	return r, nil
 }

@@ -226,6 +226,9 @@ func interpret(run *result.Run) []string {
 	if len(fl) > 0 {
 		out = append(out, fmt.Sprintf("%s passed only after a retry (%s): treat as flaky; the retry hides an intermittent failure.", textfmt.Plural(len(fl), "test"), strings.Join(fl, ", ")))
 	}
+	if s := findingsNote(run); s != "" {
+		out = append(out, s)
+	}
 	if run.BailedAfter != "" {
 		out = append(out, fmt.Sprintf("The run stopped after %q did not pass (--bail); skipped tests were not judged.", run.BailedAfter))
 	} else if run.Interrupted {
@@ -252,6 +255,63 @@ func interpret(run *result.Run) []string {
 		}
 	}
 	return out
+}
+
+// findingsNote is the "what this means" sentence about the run's findings, or "".
+func findingsNote(run *result.Run) string {
+	n := run.Findings()
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The servers sent %s that answered no request (a second answer, an id never issued, a frame nobody waited for): "+
+		"a bug in the server even where the tests passed; --strict fails the tests they came with.", textfmt.Plural(n, "message"))
+}
+
+// findingText is a finding on one line: "ProtocolError: response for id 3, which is not pending".
+func findingText(f result.Finding) string {
+	return strings.TrimSpace(f.Category + ": " + f.Message)
+}
+
+// stray is a finding with the test it came with (nil: the collection's, after the last test).
+type stray struct {
+	Col *result.Collection
+	T   *result.Test
+	F   result.Finding
+}
+
+// strays lists the findings of the tests that passed or were skipped, then those of the
+// collections, in recorded order: the ones no failure digest shows.
+func strays(run *result.Run) []stray {
+	var out []stray
+	for _, c := range run.Collections {
+		if c == nil {
+			continue
+		}
+		for _, t := range c.Tests {
+			if t == nil || t.Status == result.Failed || t.Status == result.Errored {
+				continue
+			}
+			for _, f := range t.Findings {
+				out = append(out, stray{Col: c, T: t, F: f})
+			}
+		}
+		for _, f := range c.Findings {
+			out = append(out, stray{Col: c, F: f})
+		}
+	}
+	return out
+}
+
+// strayWhere names where a finding came: "collection › test", or the collection and server.
+func strayWhere(s stray) string {
+	if s.T != nil {
+		return fullName(s.Col, s.T)
+	}
+	where := s.Col.Name + " (after its last test"
+	if s.F.Server != "" {
+		where += " on server " + s.F.Server
+	}
+	return where + ")"
 }
 
 func failedPhrase(n int) string {

@@ -50,6 +50,9 @@ func (c *Console) paint(code, s string) string {
 	return code + s + ansiReset
 }
 
+// Streams implements [Streamer]: the console streams progress for a person.
+func (c *Console) Streams() StreamKind { return StreamsProgress }
+
 // Event implements [Streamer].
 func (c *Console) Event(e result.Event) {
 	if c.opts.Live == nil {
@@ -136,6 +139,9 @@ func (c *Console) testLine(col *result.Collection, t *result.Test) string {
 	if tail != "" {
 		b.WriteString(c.paint(ansiDim, "  — "+clean(oneLine(tail))))
 	}
+	if n := len(t.Findings); n > 0 {
+		b.WriteString(c.paint(ansiYellow, "  ⚠ "+textfmt.Plural(n, "finding")))
+	}
 	b.WriteString("\n")
 	return b.String()
 }
@@ -157,6 +163,7 @@ func (c *Console) Report(w io.Writer, run *result.Run) error {
 		}
 	}
 	c.digest(bw, run)
+	c.findings(bw, run)
 	c.summary(bw, run)
 	return errors.Join(liveErr, bw.Flush())
 }
@@ -224,6 +231,31 @@ func (c *Console) digest(w *bufio.Writer, run *result.Run) {
 		if t.Stderr != "" {
 			c.field(w, "stderr", "", excerpt(t.Stderr, lim))
 		}
+		for _, f := range t.Findings {
+			c.finding(w, f)
+		}
+	}
+}
+
+// findings writes the FINDINGS section: what the servers sent that answered no request, for
+// the tests the digest does not show and after the last tests.
+func (c *Console) findings(w *bufio.Writer, run *result.Run) {
+	ss := strays(run)
+	if len(ss) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", c.paint(ansiBold+ansiYellow, fmt.Sprintf("FINDINGS (%d)", len(ss))))
+	for i, s := range ss {
+		fmt.Fprintf(w, "\n  %s\n", c.paint(ansiBold, fmt.Sprintf("%d) %s", i+1, clean(oneLine(strayWhere(s))))))
+		c.finding(w, s.F)
+	}
+}
+
+// finding writes one finding as fields of the test (or collection) above it.
+func (c *Console) finding(w *bufio.Writer, f result.Finding) {
+	c.field(w, "finding", ansiYellow, findingText(f))
+	if f.Frame != "" {
+		c.field(w, "  frame", "", excerpt(oneLine(f.Frame), 200))
 	}
 }
 
@@ -271,5 +303,30 @@ func (c *Console) summary(w *bufio.Writer, run *result.Run) {
 		strings.Join(parts, ", "), fmtRate(n), textfmt.Duration(run.Duration))
 	for _, s := range interpret(run) {
 		fmt.Fprintf(w, "  %s\n", c.paint(ansiDim, s))
+	}
+	c.coverage(w, run)
+}
+
+// coverage writes the coverage of the advertised tools, prompts and resources, per server.
+func (c *Console) coverage(w *bufio.Writer, run *result.Run) {
+	total := coverageTotal(run)
+	if total == "" {
+		return
+	}
+	fmt.Fprintf(w, "\nCoverage: %s\n", total)
+	for _, col := range run.Collections {
+		if col == nil || col.Coverage == nil {
+			continue
+		}
+		for _, s := range col.Coverage.Servers {
+			name := s.Server
+			if len(run.Collections) > 1 {
+				name = col.Name + " › " + name
+			}
+			fmt.Fprintf(w, "  %s: %s\n", clean(oneLine(name)), serverCoverageLine(s))
+			if m := missedLine(s); m != "" {
+				fmt.Fprintf(w, "    %s\n", c.paint(ansiDim, "never exercised: "+clean(oneLine(m))))
+			}
+		}
 	}
 }

@@ -66,7 +66,7 @@ var xsdPath = filepath.Join("..", "testdata", "junit", "junit.xsd")
 
 func TestJUnitValidatesWithXmllint(t *testing.T) {
 	xmllint := consumer(t, "xmllint")
-	runs := map[string]*result.Run{"sample": sampleRun(), "interrupted": interruptedRun(), "empty": emptyRun()}
+	runs := map[string]*result.Run{"sample": sampleRun(), "interrupted": interruptedRun(), "empty": emptyRun(), "findings": findingsRun()}
 	for name, run := range runs {
 		t.Run(name, func(t *testing.T) {
 			out := render(t, "junit", nil, run, false)
@@ -157,6 +157,10 @@ func TestTAPParsesWithTAPParser(t *testing.T) {
 			"version=13 planned=8 run=8 passed=5 failed=3 skipped=1 good_plan=1 yaml=3 yaml_with_message=3 bailout=0 parse_errors=0"},
 		{"interrupted", interruptedRun(), nil, false,
 			"version=13 planned=2 run=2 passed=2 failed=0 skipped=1 good_plan=1 yaml=0 yaml_with_message=0 bailout=1 parse_errors=0"},
+		{"findings", findingsRun(), nil, false,
+			"version=13 planned=2 run=2 passed=1 failed=1 skipped=0 good_plan=1 yaml=1 yaml_with_message=1 bailout=0 parse_errors=0"},
+		{"findings-streamed", findingsRun(), func() *Options { return &Options{Live: new(bytes.Buffer)} }, true,
+			"version=13 planned=2 run=2 passed=1 failed=1 skipped=0 good_plan=1 yaml=1 yaml_with_message=1 bailout=0 parse_errors=0"},
 		{"empty", emptyRun(), nil, false,
 			"version=13 planned=0 run=0 passed=0 failed=0 skipped=0 good_plan=1 yaml=0 yaml_with_message=0 bailout=0 parse_errors=0"},
 	}

@@ -4,8 +4,8 @@
 // A reporter knows nothing of how a run was produced: it reads the plain result model and writes
 // bytes. Output is deterministic for a given Run (collections and tests keep the order the run
 // recorded, maps are rendered sorted, no wall-clock time is read), so golden files are stable.
-// Secrets are masked by the runner before they reach the result model; reporters do not mask
-// again.
+// Secrets are masked by the runner before they reach the result model, and the CLI passes
+// every report through a [github.com/mcpspec/mcpspec/redact.Writer]; reporters do not mask again.
 //
 // Using it from the CLI:
 //
@@ -15,7 +15,8 @@
 //	… run …
 //	err = rep.Report(os.Stdout, run)          // final render, once, after the run
 //
-// Which reporters stream: [Console] (a ✓/✗ line per finished test, on Options.Live) and [TAP]
-// (test points as they finish, when Options.Live is set). Event implementations are safe for
-// concurrent use and never block on anything but their writer.
+// Which reporters stream, and what: ask a [Streamer] its [StreamKind]. [Console] streams
+// progress (a ✓/✗ line per finished test, for the terminal) and [TAP] its report (test points as
+// they finish, into the writer Report completes). Event implementations are safe for concurrent
+// use and never block on anything but their writer.
 package reporters

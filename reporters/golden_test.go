@@ -94,6 +94,18 @@ func TestGolden(t *testing.T) {
 		{"html.golden", "html", nil, sampleRun, false},
 		{"markdown.golden", "markdown", nil, sampleRun, false},
 		{"markdown-pass.golden", "markdown", nil, passingRun, false},
+		{"console-findings.golden", "console", nil, findingsRun, false},
+		{"json-findings.golden", "json", nil, findingsRun, false},
+		{"junit-findings.golden", "junit", nil, findingsRun, false},
+		{"tap-findings.golden", "tap", nil, findingsRun, false},
+		{"tap-findings-stream.golden", "tap", func() *Options { return &Options{Live: new(bytes.Buffer)} }, findingsRun, true},
+		{"html-findings.golden", "html", nil, findingsRun, false},
+		{"markdown-findings.golden", "markdown", nil, findingsRun, false},
+		{"console-coverage.golden", "console", nil, coverageRun, false},
+		{"tap-coverage.golden", "tap", nil, coverageRun, false},
+		{"markdown-coverage.golden", "markdown", nil, coverageRun, false},
+		{"junit-coverage.golden", "junit", nil, coverageRun, false},
+		{"html-coverage.golden", "html", nil, coverageRun, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

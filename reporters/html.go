@@ -43,6 +43,14 @@ type htmlData struct {
 	Collections                  []htmlCollection
 	Failures                     []htmlTest
 	Chart                        htmlChart
+	// CoverageTotal and Coverage are the coverage section (empty when none was recorded).
+	CoverageTotal string
+	Coverage      []htmlCoverage
+}
+
+// htmlCoverage is one row of the coverage table: one kind of one server.
+type htmlCoverage struct {
+	Collection, Server, Kind, Ratio, Missed string
 }
 
 // htmlSegment is one part of the stacked outcome bar.
@@ -57,6 +65,8 @@ type htmlCollection struct {
 	Counts                     result.Counts
 	Servers                    []string
 	Tests                      []htmlTest
+	// Findings are what servers sent after the last test on their session.
+	Findings []result.Finding
 }
 
 type htmlTest struct {
@@ -68,6 +78,7 @@ type htmlTest struct {
 	AttemptRows                                                  []htmlAttempt
 	Request, Response, Stderr                                    string
 	Extracted                                                    [][2]string
+	Findings                                                     []result.Finding
 	// Open renders the <details> expanded (the failures section).
 	Open bool
 }
@@ -147,7 +158,8 @@ func (h *HTML) data(run *result.Run) htmlData {
 		if c == nil {
 			continue
 		}
-		hc := htmlCollection{Name: c.Name, File: c.File, Counts: c.Counts(), Duration: textfmt.Duration(c.Duration)}
+		hc := htmlCollection{Name: c.Name, File: c.File, Counts: c.Counts(), Duration: textfmt.Duration(c.Duration),
+			Findings: excerptFindings(c.Findings)}
 		hc.Rate = fmtRate(hc.Counts)
 		for _, s := range c.Servers {
 			v := s.Name + " · " + s.Transport + " " + s.Target
@@ -180,6 +192,24 @@ func (h *HTML) data(run *result.Run) htmlData {
 		}
 	}
 	d.Chart = chart(run)
+	d.CoverageTotal = coverageTotal(run)
+	for _, c := range run.Collections {
+		if c == nil || c.Coverage == nil {
+			continue
+		}
+		for _, s := range c.Coverage.Servers {
+			for _, k := range kinds(s) {
+				missed := k.K.Missed
+				more := ""
+				if len(missed) > maxMissedNames {
+					more = fmt.Sprintf(", … (%d more)", len(missed)-maxMissedNames)
+					missed = missed[:maxMissedNames]
+				}
+				d.Coverage = append(d.Coverage, htmlCoverage{Collection: c.Name, Server: s.Server, Kind: k.Name,
+					Ratio: fmt.Sprintf("%d/%d", len(k.K.Exercised), k.K.Advertised), Missed: strings.Join(missed, ", ") + more})
+			}
+		}
+	}
 	return d
 }
 
@@ -226,7 +256,17 @@ func (h *HTML) test(it item) htmlTest {
 	for _, k := range slices.Sorted(maps.Keys(t.Extracted)) {
 		ht.Extracted = append(ht.Extracted, [2]string{k, t.Extracted[k]})
 	}
+	ht.Findings = excerptFindings(t.Findings)
 	return ht
+}
+
+// excerptFindings returns fs with their frames cut for display.
+func excerptFindings(fs []result.Finding) []result.Finding {
+	out := slices.Clone(fs)
+	for i := range out {
+		out[i].Frame = excerpt(out[i].Frame, 200)
+	}
+	return out
 }
 
 // chart lays out the latency bars in a 800-unit-wide viewBox.

@@ -27,6 +27,8 @@ type Summary struct {
 	PassRate float64 `json:"passRate"`
 	// OK is true when no test failed or errored.
 	OK bool `json:"ok"`
+	// Findings counts the findings of every test and collection ([result.Finding]).
+	Findings int `json:"findings,omitempty"`
 }
 
 // jsonRun is the document: the Run's own fields (flattened) and the summary.
@@ -50,7 +52,7 @@ func (*JSON) Report(w io.Writer, run *result.Run) error {
 	c := run.Counts()
 	doc := jsonRun{Run: &r, Summary: Summary{
 		Total: c.Total, Passed: c.Passed, Failed: c.Failed, Errored: c.Errored, Skipped: c.Skipped,
-		PassRate: passRate(c), OK: run.OK(),
+		PassRate: passRate(c), OK: run.OK(), Findings: run.Findings(),
 	}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

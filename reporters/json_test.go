@@ -42,7 +42,7 @@ func resultsSchema(t *testing.T) (*jsonschema.Schema, map[string]any) {
 
 func TestJSONValidatesAgainstSchema(t *testing.T) {
 	sch, _ := resultsSchema(t)
-	for name, run := range map[string]*result.Run{"sample": sampleRun(), "interrupted": interruptedRun(), "empty": emptyRun(), "zero": {}} {
+	for name, run := range map[string]*result.Run{"sample": sampleRun(), "interrupted": interruptedRun(), "empty": emptyRun(), "zero": {}, "findings": findingsRun(), "coverage": coverageRun()} {
 		t.Run(name, func(t *testing.T) {
 			out := render(t, "json", nil, run, false)
 			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
@@ -121,6 +121,9 @@ func TestSchemaCoversResultModel(t *testing.T) {
 		{defs["failure"].(map[string]any), reflect.TypeOf(result.Failure{}), nil},
 		{defs["error"].(map[string]any), reflect.TypeOf(result.Error{}), nil},
 		{defs["summary"].(map[string]any), reflect.TypeOf(Summary{}), nil},
+		{defs["coverage"].(map[string]any), reflect.TypeOf(result.Coverage{}), nil},
+		{defs["coverage"].(map[string]any)["properties"].(map[string]any)["servers"].(map[string]any)["items"].(map[string]any), reflect.TypeOf(result.ServerCoverage{}), nil},
+		{defs["coverageKind"].(map[string]any), reflect.TypeOf(result.KindCoverage{}), nil},
 	}
 	for _, tc := range cases {
 		want := append(jsonFields(tc.typ), tc.more...)

@@ -75,6 +75,15 @@ func (j *JUnit) suite(id int, run *result.Run, c *result.Collection) junit.Tests
 		prop("git.branch", run.Git.Branch)
 		prop("git.commit", run.Git.Commit)
 	}
+	if c.Coverage != nil {
+		for _, sc := range c.Coverage.Servers {
+			for _, k := range kinds(sc) {
+				key := "coverage." + sc.Server + "." + k.Name
+				prop(key, fmt.Sprintf("%d/%d", len(k.K.Exercised), k.K.Advertised))
+				prop(key+".missed", strings.Join(k.K.Missed, ", "))
+			}
+		}
+	}
 	for _, sv := range c.Servers {
 		p := "server"
 		if len(c.Servers) > 1 {
@@ -93,7 +102,22 @@ func (j *JUnit) suite(id int, run *result.Run, c *result.Collection) junit.Tests
 			s.AddTestcase(j.testcase(name, c, t))
 		}
 	}
+	if len(c.Findings) > 0 {
+		var out strings.Builder
+		writeFindings(&out, c.Findings)
+		s.SystemOut = &junit.Output{Data: xmlSafe(out.String())}
+	}
 	return s
+}
+
+// writeFindings writes one "finding:" line per finding, with its frame on the next.
+func writeFindings(b *strings.Builder, fs []result.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(b, "finding: %s\n", oneLine(findingText(f)))
+		if f.Frame != "" {
+			fmt.Fprintf(b, "  frame: %s\n", excerpt(oneLine(f.Frame), 200))
+		}
+	}
 }
 
 func (j *JUnit) testcase(class string, c *result.Collection, t *result.Test) junit.Testcase {
@@ -159,6 +183,7 @@ func (j *JUnit) testcase(class string, c *result.Collection, t *result.Test) jun
 	if t.Response != "" {
 		line("response", excerpt(t.Response, lim))
 	}
+	writeFindings(&out, t.Findings)
 	if out.Len() > 0 {
 		tc.SystemOut = &junit.Output{Data: xmlSafe(out.String())}
 	}

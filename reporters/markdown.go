@@ -57,7 +57,7 @@ func (m *Markdown) Report(w io.Writer, run *result.Run) error {
 		fmt.Fprintf(&fails, "> [!NOTE]\n> %s not shown here: this comment is kept under %d bytes. The JSON or HTML report has every failure.\n\n",
 			textfmt.Plural(len(ps)-shown, "more failure"), m.opts.MarkdownLimit)
 	}
-	out := head + fails.String() + lat
+	out := head + fails.String() + m.findings(run, budget-fails.Len()) + m.coverage(run) + lat
 	if len(out) > m.opts.MarkdownLimit {
 		note := "\n\n… report truncated to fit the comment size limit.\n"
 		cut := m.opts.MarkdownLimit - len(note)
@@ -73,6 +73,39 @@ func (m *Markdown) Report(w io.Writer, run *result.Run) error {
 		return fmt.Errorf("markdown report: %w", err)
 	}
 	return nil
+}
+
+// coverage is the coverage section: one table row per server and kind, with what was never
+// exercised; "" when the run recorded none.
+func (m *Markdown) coverage(run *result.Run) string {
+	total := coverageTotal(run)
+	if total == "" {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Coverage\n\n%s\n\n| Server | Kind | Exercised | Never exercised |\n|---|---|---|---|\n", mdText(total))
+	for _, c := range run.Collections {
+		if c == nil || c.Coverage == nil {
+			continue
+		}
+		for _, s := range c.Coverage.Servers {
+			for _, k := range kinds(s) {
+				missed := k.K.Missed
+				more := ""
+				if len(missed) > maxMissedNames {
+					more = fmt.Sprintf(", … (%d more)", len(missed)-maxMissedNames)
+					missed = missed[:maxMissedNames]
+				}
+				names := make([]string, len(missed))
+				for i, n := range missed {
+					names[i] = mdCode(n)
+				}
+				fmt.Fprintf(&b, "| %s | %s | %d/%d | %s%s |\n", mdText(s.Server), k.Name, len(k.K.Exercised), k.K.Advertised, strings.Join(names, ", "), more)
+			}
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // head is the status line, the counts table and what it means.
@@ -206,11 +239,43 @@ func (m *Markdown) failure(it item) string {
 	if t.Response != "" {
 		fmt.Fprintf(&b, "\n**Response**\n\n%s", mdFence(excerpt(t.Response, lim)))
 	}
+	for _, f := range t.Findings {
+		fmt.Fprintf(&b, "- **Finding:** %s\n", mdFinding(f))
+	}
 	if t.Stderr != "" {
 		fmt.Fprintf(&b, "\n**Server stderr**\n\n%s", mdFence(excerpt(t.Stderr, lim)))
 	}
 	b.WriteString("\n</details>\n\n")
 	return b.String()
+}
+
+// findings is the section of findings the failure blocks do not show, cut to budget bytes.
+func (m *Markdown) findings(run *result.Run, budget int) string {
+	ss := strays(run)
+	if len(ss) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Findings (%d)\n\n", len(ss))
+	for i, s := range ss {
+		line := fmt.Sprintf("- %s: %s\n", mdText(oneLine(strayWhere(s))), mdFinding(s.F))
+		if b.Len()+len(line) > budget {
+			fmt.Fprintf(&b, "- … %s more (the JSON or HTML report has them all)\n", textfmt.Plural(len(ss)-i, "finding"))
+			break
+		}
+		b.WriteString(line)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// mdFinding renders a finding: its category, message and frame.
+func mdFinding(f result.Finding) string {
+	s := mdCode(f.Category) + " — " + mdText(f.Message)
+	if f.Frame != "" {
+		s += " " + mdCode(excerpt(f.Frame, 200))
+	}
+	return s
 }
 
 // latency is the latency section: run percentiles and the slowest tests.

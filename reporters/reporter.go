@@ -23,7 +23,22 @@ type Reporter interface {
 // no error: a streamer that cannot write keeps its first write error and returns it from Report.
 type Streamer interface {
 	Event(e result.Event)
+	// Streams says what Event writes to Options.Live, so the caller knows where to point it.
+	Streams() StreamKind
 }
+
+// StreamKind is what a [Streamer] writes to Options.Live.
+type StreamKind int
+
+const (
+	// StreamsProgress is progress for a person watching the run (the console's ✓/✗ lines),
+	// apart from the report: Options.Live belongs on the terminal (stdout), never in a report
+	// file, and Options.TTY and Color describe it.
+	StreamsProgress StreamKind = iota + 1
+	// StreamsReport is the report itself, streamed as tests finish and completed by Report
+	// (TAP): Options.Live must be the writer Report is given, a file or stdout.
+	StreamsReport
+)
 
 // Options configures the built-in reporters. A nil *Options means the defaults; each field says
 // which reporters read it.

@@ -138,6 +138,23 @@ func interruptedRun() *result.Run {
 	}
 }
 
+// coverageRun is the passing run with the coverage of its server: tools, prompts and resources
+// partly exercised, one kind with more missed items than a summary lists.
+func coverageRun() *result.Run {
+	r := passingRun()
+	missed := []string{}
+	for i := range 10 {
+		missed = append(missed, fmt.Sprintf("mcptest://static/r%d.txt", i))
+	}
+	r.Collections[0].Coverage = &result.Coverage{Servers: []result.ServerCoverage{{
+		Server:    "default",
+		Tools:     &result.KindCoverage{Advertised: 4, Exercised: []string{"echo", "add"}, Missed: []string{"slow", "flaky"}},
+		Prompts:   &result.KindCoverage{Advertised: 1, Exercised: []string{}, Missed: []string{"greet"}},
+		Resources: &result.KindCoverage{Advertised: 11, Exercised: []string{"mcptest://items/{id}"}, Missed: missed},
+	}}}
+	return r
+}
+
 // bailedRun is a run that --bail stopped after its second test failed.
 func bailedRun() *result.Run {
 	run := interruptedRun()
@@ -176,5 +193,32 @@ func multilineRun() *result.Run {
 		})
 	}
 	return &result.Run{SchemaVersion: result.SchemaVersion, ID: "01HXMULTI", StartedAt: t0, Duration: time.Second,
+		Collections: []*result.Collection{col}}
+}
+
+// findingsRun has servers that sent what answered no request: a duplicate answer during a test
+// that passed, a stray answer during one that --strict failed, and one after the last test.
+func findingsRun() *result.Run {
+	ms := time.Millisecond
+	dup := result.Finding{Server: "flaky", Category: "ProtocolError", Message: "response for id 3, which is not pending (duplicate, or a raw request's)",
+		Frame: `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"<b>x</b> & \"y\" # \\"}]}}`}
+	stray := result.Finding{Server: "flaky", Category: "ProtocolError", Message: "response with unknown id 1000004 (never issued)",
+		Frame: `{"jsonrpc":"2.0","id":1000004,"result":{}}`}
+	late := result.Finding{Server: "flaky", Category: "Malformed", Message: "unroutable malformed frame: not JSON", Frame: "oops\x01 ]]> `log`"}
+	col := &result.Collection{
+		Name: "findings", File: "findings.yaml", StartedAt: t0, Duration: 40 * ms,
+		Tests: []*result.Test{
+			{ID: "dup", Name: "answered twice", Server: "flaky", Kind: "tool", Target: "echo", Status: result.Passed,
+				Duration: 10 * ms, Latency: 9 * ms, Attempts: []result.Attempt{{Status: result.Passed, Duration: 10 * ms, Latency: 9 * ms}},
+				Findings: []result.Finding{dup}},
+			{ID: "stray", Name: "stray answer first", Server: "flaky", Kind: "tool", Target: "echo", Status: result.Failed,
+				Duration: 12 * ms, Latency: 11 * ms,
+				Failures: []result.Failure{{Assertion: "strict", Message: "the server sent 1 message that answered no request: " + stray.Message}},
+				Attempts: []result.Attempt{{Status: result.Failed, Duration: 12 * ms, Latency: 11 * ms}},
+				Findings: []result.Finding{stray}},
+		},
+		Findings: []result.Finding{late},
+	}
+	return &result.Run{SchemaVersion: result.SchemaVersion, ID: "01HXFIND", StartedAt: t0, Duration: 40 * ms,
 		Collections: []*result.Collection{col}}
 }

@@ -38,6 +38,9 @@ func NewTAP(opts *Options) *TAP {
 	return &TAP{opts: opts.orDefault(), seen: map[*result.Test]bool{}}
 }
 
+// Streams implements [Streamer]: TAP streams its report.
+func (t *TAP) Streams() StreamKind { return StreamsReport }
+
 // Event implements [Streamer]; it does nothing unless Options.Live is set.
 func (t *TAP) Event(e result.Event) {
 	if t.opts.Live == nil {
@@ -86,8 +89,27 @@ func (t *TAP) Report(w io.Writer, run *result.Run) error {
 		n++
 		t.point(&b, n, it.Col, it.T)
 	}
+	for _, c := range run.Collections {
+		if c != nil {
+			tapFindings(&b, c.Findings)
+		}
+	}
 	if streaming {
 		fmt.Fprintf(&b, "1..%d\n", n)
+	}
+	if total := coverageTotal(run); total != "" {
+		fmt.Fprintf(&b, "# coverage: %s\n", total)
+		for _, c := range run.Collections {
+			if c == nil || c.Coverage == nil {
+				continue
+			}
+			for _, s := range c.Coverage.Servers {
+				fmt.Fprintf(&b, "# coverage: %s: %s\n", clean(oneLine(s.Server)), serverCoverageLine(s))
+				if m := missedLine(s); m != "" {
+					fmt.Fprintf(&b, "#   never exercised: %s\n", clean(oneLine(m)))
+				}
+			}
+		}
 	}
 	switch c := run.Counts(); {
 	case run.BailedAfter != "":
@@ -119,15 +141,28 @@ func (t *TAP) point(b *bytes.Buffer, n int, c *result.Collection, tc *result.Tes
 		if retried(tc) {
 			fmt.Fprintf(b, "# %s\n", clean(oneLine(attemptLine(tc))))
 		}
+		tapFindings(b, tc.Findings)
 	case result.Skipped:
 		reason := tc.SkipReason
 		if reason == "" {
 			reason = "skipped"
 		}
 		fmt.Fprintf(b, "ok %d - %s # SKIP %s\n", n, desc, clean(oneLine(reason)))
+		tapFindings(b, tc.Findings)
 	default:
 		fmt.Fprintf(b, "not ok %d - %s\n", n, desc)
 		t.diagnostics(b, c, tc)
+	}
+}
+
+// tapFindings writes findings as comment lines, for a test without a diagnostics block (and
+// for those of a collection, after its last test).
+func tapFindings(b *bytes.Buffer, fs []result.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(b, "# finding: %s\n", clean(oneLine(findingText(f))))
+		if f.Frame != "" {
+			fmt.Fprintf(b, "#   frame: %s\n", clean(oneLine(excerpt(f.Frame, 200))))
+		}
 	}
 }
 
@@ -153,6 +188,7 @@ type tapDiag struct {
 	Response   string            `yaml:"response,omitempty"`
 	Stderr     string            `yaml:"stderr,omitempty"`
 	Extracted  map[string]string `yaml:"extracted,omitempty"`
+	Findings   []result.Finding  `yaml:"findings,omitempty"`
 }
 
 type tapFailure struct {
@@ -198,6 +234,10 @@ func (t *TAP) diagnostics(b *bytes.Buffer, c *result.Collection, tc *result.Test
 	d.Response = excerpt(tc.Response, lim)
 	d.Stderr = excerpt(tc.Stderr, lim)
 	d.Extracted = tc.Extracted
+	for _, f := range tc.Findings {
+		f.Frame = excerpt(f.Frame, 200)
+		d.Findings = append(d.Findings, f)
+	}
 	var buf bytes.Buffer
 	d.write(&buf)
 	b.WriteString("  ---\n")

@@ -62,6 +62,15 @@ func (d *tapDiag) write(b *bytes.Buffer) {
 			fmt.Fprintf(b, "  %s: %s\n", yamlishScalar(k, 4), yamlishScalar(d.Extracted[k], 4))
 		}
 	}
+	if len(d.Findings) > 0 {
+		b.WriteString("findings:\n")
+		for _, f := range d.Findings {
+			fmt.Fprintf(b, "  - category: %s\n", yamlishScalar(f.Category, 4))
+			yamlishField(b, 4, "server", f.Server)
+			yamlishField(b, 4, "message", f.Message)
+			yamlishField(b, 4, "frame", f.Frame)
+		}
+	}
 }
 
 // yamlishField writes "key: value" at indent, omitting an empty value.

@@ -55,6 +55,76 @@ type Collection struct {
 	Tests     []*Test       `json:"tests"`
 	// Tools is the tools/list snapshot per server name, for baseline schema diffs.
 	Tools map[string][]Tool `json:"tools,omitempty"`
+	// Findings are what servers sent after the last test on their session ended that answered
+	// no request (see [Finding]); those sent during a test are in its [Test.Findings].
+	Findings []Finding `json:"findings,omitempty"`
+	// Coverage says which advertised tools, prompts and resources the collection exercised;
+	// nil when no server was reached.
+	Coverage *Coverage `json:"coverage,omitempty"`
+}
+
+// Coverage is, per server, which of the tools, prompts and resources it advertised the
+// collection's tests and detector blocks exercised (sent a request for).
+type Coverage struct {
+	Servers []ServerCoverage `json:"servers"`
+}
+
+// ServerCoverage is one server's coverage. A kind is nil when the server does not offer it
+// (no such capability) or its listing failed.
+type ServerCoverage struct {
+	Server string        `json:"server"`
+	Tools  *KindCoverage `json:"tools,omitempty"`
+	// Prompts are exercised by prompts/get.
+	Prompts *KindCoverage `json:"prompts,omitempty"`
+	// Resources count static resources (by URI) and resource templates (by URI template; a
+	// read of a URI the template matches exercises it).
+	Resources *KindCoverage `json:"resources,omitempty"`
+}
+
+// KindCoverage is the coverage of one kind of item: names (URIs, URI templates) in the
+// server's listing order.
+type KindCoverage struct {
+	Advertised int      `json:"advertised"`
+	Exercised  []string `json:"exercised"`
+	Missed     []string `json:"missed"`
+}
+
+// Totals counts the items exercised and advertised over every server and kind; a nil
+// Coverage counts zero.
+func (c *Coverage) Totals() (exercised, advertised int) {
+	if c == nil {
+		return 0, 0
+	}
+	for _, s := range c.Servers {
+		for _, k := range []*KindCoverage{s.Tools, s.Prompts, s.Resources} {
+			if k != nil {
+				exercised += len(k.Exercised)
+				advertised += k.Advertised
+			}
+		}
+	}
+	return exercised, advertised
+}
+
+// Coverage totals the coverage of every collection: items exercised and advertised.
+func (r *Run) Coverage() (exercised, advertised int) {
+	for _, c := range r.Collections {
+		if c == nil {
+			continue
+		}
+		e, a := c.Coverage.Totals()
+		exercised += e
+		advertised += a
+	}
+	return exercised, advertised
+}
+
+// Percent is exercised over advertised in percent, 100 when nothing is advertised.
+func Percent(exercised, advertised int) float64 {
+	if advertised == 0 {
+		return 100
+	}
+	return 100 * float64(exercised) / float64(advertised)
 }
 
 // Server describes one connected server.
@@ -104,6 +174,22 @@ type Test struct {
 	Stderr string `json:"stderr,omitempty"`
 	// Extracted are the variables this test extracted (secrets masked).
 	Extracted map[string]string `json:"extracted,omitempty"`
+	// Findings are what the server sent while this test held its session (or, sent between
+	// tests, before this one took it) that answered no request: a response to an id never
+	// issued, a second answer to one, a malformed frame nobody waited for.
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Finding is a message from a server that answered no request — a response with an id never
+// issued or no longer pending (a duplicate answer), a malformed frame — classified by the
+// session's fault taxonomy. Every report shows it; `mcpspec test --strict` fails its test.
+type Finding struct {
+	// Server is the collection's name of the server that sent it.
+	Server   string `json:"server,omitempty"`
+	Category string `json:"category"`
+	Message  string `json:"message"`
+	// Frame is an excerpt of what the server sent (secrets masked).
+	Frame string `json:"frame,omitempty"`
 }
 
 // Attempt is one try of a test.
@@ -176,6 +262,23 @@ func (c *Collection) Counts() Counts {
 			n.Errored++
 		case Skipped:
 			n.Skipped++
+		}
+	}
+	return n
+}
+
+// Findings counts the findings of every test and collection (nil ones skipped).
+func (r *Run) Findings() int {
+	n := 0
+	for _, col := range r.Collections {
+		if col == nil {
+			continue
+		}
+		n += len(col.Findings)
+		for _, t := range col.Tests {
+			if t != nil {
+				n += len(t.Findings)
+			}
 		}
 	}
 	return n

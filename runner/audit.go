@@ -39,6 +39,7 @@ func (cr *colRun) runAudit(ctx context.Context, spec *collection.AuditSpec) {
 		return
 	}
 	meta, err := audit.Collect(ctx, c.Session)
+	cr.findings.track(c, name, err == nil)
 	p.release(c, err != nil)
 	if err != nil {
 		fail("audit: list the server's metadata", err)

@@ -512,3 +512,18 @@ tests:
 		}
 	}
 }
+
+// TestFallbackRecordedAsSSE: an http URL that only answers the legacy HTTP+SSE transport is
+// recorded as transport sse, the one the session settled on.
+func TestFallbackRecordedAsSSE(t *testing.T) {
+	srv := mcptest.NewServer(nil)
+	t.Cleanup(srv.Close)
+	col := parse(t, "name: F\nserver: URL\ntests:\n  - {id: a, call: echo, with: {text: a}}\n", nil, "URL", srv.SSEURL)
+	run, err := runCols(t, nil, col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Collections[0].Servers; len(got) != 1 || got[0].Transport != "sse" {
+		t.Errorf("servers = %+v, want one recorded as sse", got)
+	}
+}

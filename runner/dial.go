@@ -106,22 +106,17 @@ func expandServer(srv *collection.Server, vars *collection.Vars) (*collection.Se
 		out.Env = make(map[string]string, len(srv.Env))
 		for k, v := range srv.Env {
 			out.Env[k] = exp(v)
-			if collection.IsSecretName(k) {
-				vars.Masker().Add(out.Env[k])
-			}
 		}
 	}
 	if srv.Headers != nil {
 		out.Headers = make(map[string]string, len(srv.Headers))
 		for k, v := range srv.Headers {
 			out.Headers[k] = exp(v)
-			if collection.IsSecretName(k) {
-				vars.Masker().Add(out.Headers[k])
-			}
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", srv.Name, err)
 	}
+	collection.RegisterServerSecrets(vars.Masker(), &out)
 	return &out, nil
 }

@@ -33,8 +33,20 @@
 //
 // Every string that reaches the result — request and response excerpts, error messages and
 // hints, failure values, extracted values, server targets and stderr excerpts — goes through the
-// collection's [collection.Masker]. A test's values are extracted (registering secret-looking
-// names) before the test is masked, so a token a test extracts never shows in its own response.
+// collection's [collection.Masker], which masks every encoded form of a secret as well (see
+// [github.com/mcpspec/mcpspec/redact.Forms]). A test's values are extracted (registering
+// secret-looking names) before the test is masked, so a token a test extracts never shows in its
+// own response.
+//
+// # Findings
+//
+// What a server sends that answers no request — a response to an id never issued, a second
+// answer, a malformed frame nobody waited for — is a [result.Finding] of the test that held the
+// session when it came (the session is given back only once the attempt is judged); one that
+// came between tests goes to the next test on that session, and one that came after the last to
+// the collection. Before a collection's sessions close, each server that still answers gets a
+// ping, so a second answer to the last request is read rather than closed over. With
+// Options.Strict an attempt with findings fails (assertion "strict").
 //
 // # Failures of the run itself
 //

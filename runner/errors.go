@@ -45,6 +45,7 @@ func maskTest(t *result.Test, mask func(string) string) {
 	for k, v := range t.Extracted {
 		t.Extracted[k] = mask(v)
 	}
+	maskFindings(t.Findings, mask)
 }
 
 // maskRaw masks a raw JSON document's strings. Masking the encoded text could break an escape

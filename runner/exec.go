@@ -10,6 +10,7 @@ import (
 	"github.com/mcpspec/mcpspec/assert"
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/internal/toolschema"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -17,6 +18,7 @@ import (
 // attempt is one try of a test, with what the final result needs from it.
 type attempt struct {
 	res      result.Attempt
+	findings []result.Finding // what the server sent during the attempt that answered no request
 	request  string
 	response string
 	stderr   string
@@ -43,6 +45,11 @@ func (cr *colRun) runTest(ctx context.Context, t *collection.Test, rt *result.Te
 			}
 		}
 		last = cr.attempt(ctx, t)
+		rt.Findings = append(rt.Findings, last.findings...)
+		if cr.r.opts.Strict && len(last.findings) > 0 && last.res.Status != result.Errored {
+			last.res.Status = result.Failed
+			last.res.Failures = append(last.res.Failures, strictFailure(last.findings))
+		}
 		rt.Attempts = append(rt.Attempts, last.res)
 		if last.res.Status == result.Passed || last.noRetry || ctx.Err() != nil {
 			break
@@ -123,9 +130,22 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 			Hint:    "raise --rate or the test's timeout"})
 	}
 	callTimeout := orDefault(p.def.Timeouts.Call, cr.r.opts.CallTimeout)
-	o := send(actx, c.Session, t.Step, cr.vars, callTimeout)
+	var contracts *toolschema.Tools
+	if cr.r.opts.Strict {
+		contracts = p.contracts
+	}
+	o := send(actx, c.Session, t.Step, cr.vars, callTimeout, contracts)
 	cat := session.CategoryOf(o.err)
-	p.release(c, cat == session.Crash || cat == session.Disconnected)
+	// The session is given back once the attempt is judged: what its server sent meanwhile
+	// (a duplicate answer right after the real one) is this attempt's. The scheduler never runs
+	// more tests than a server has sessions, so no test waits for it.
+	defer func() {
+		a.findings = cr.findings.take(c, t.Server, answered(o.err))
+		p.release(c, cat == session.Crash || cat == session.Disconnected)
+	}()
+	if o.sent() {
+		p.exerciseStep(t.Step, o.method, o.request)
+	}
 
 	mask := cr.mask
 	if o.request != nil {
@@ -144,6 +164,10 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		a.noRetry = true
 		return errored(&result.Error{Message: "expand variables: " + o.varErr.Error(),
 			Hint: "define it with --var, --env-file, the environment or variables:, or extract it in a test this one depends on"})
+	case o.strictErr != nil:
+		a.noRetry = true
+		return errored(&result.Error{Category: string(session.ProtocolError), Message: "not sent (--strict): " + o.strictErr.Error(),
+			Hint: "fix the test's arguments to match the tool's inputSchema (mcpspec tools --server … shows it), or run without --strict"})
 	case o.err != nil && (o.rpcErr == nil || t.ExpectError == nil):
 		e := describeCall(c, o.err, o.method, callTimeout)
 		if ctx.Err() != nil {
@@ -156,6 +180,14 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 		return errored(e)
 	}
 
+	if cr.r.opts.Strict && o.err == nil {
+		if tc, ok := t.Step.(*collection.ToolCall); ok {
+			if err := p.contracts.CheckResult(tc.Tool, o.raw); err != nil {
+				return errored(&result.Error{Category: string(session.ProtocolError), Message: "--strict: " + err.Error(),
+					Hint: "the server breaks its own contract: a tool with an outputSchema must return structuredContent that conforms to it"})
+			}
+		}
+	}
 	return cr.judge(actx, t, p, o, a)
 }
 

@@ -44,6 +44,19 @@ type Options struct {
 	Backoff Backoff
 	// UpdateSnapshots makes snapshot assertions (re)write their golden files (--update).
 	UpdateSnapshots bool
+	// Strict holds servers to the protocol and to their own contracts (--strict):
+	//   - an attempt during which its server sent something that answered no request (a
+	//     [result.Finding]: a response to an id never issued, a duplicate answer, an unclaimed
+	//     malformed frame) fails; without Strict the findings are reported and the test keeps
+	//     its verdict;
+	//   - every tools/call is checked against the tool's advertised contract: the arguments
+	//     against its inputSchema before sending (a mismatch is not sent), the
+	//     structuredContent against its outputSchema after (a mismatch, or none where an
+	//     outputSchema is declared, fails); either is a ProtocolError.
+	Strict bool
+	// DetectorTime bounds each detector block of a collection (deadlock:, race:,
+	// head-of-line:); zero means DefaultDetectorTime.
+	DetectorTime time.Duration
 
 	// CallTimeout and ConnectTimeout are the defaults for servers whose collection sets no
 	// timeouts.call / timeouts.connect (--timeout, --connect-timeout). Zero means the
@@ -93,6 +106,8 @@ const (
 	DefaultBackoffMax        = 30 * time.Second
 	// DefaultEventBuffer is how many events wait for a slow observer.
 	DefaultEventBuffer = 4096
+	// DefaultDetectorTime bounds one detector block.
+	DefaultDetectorTime = 10 * time.Minute
 )
 
 // Delay returns the wait before attempt n+1 (n counts from 1: the wait after the first attempt).
@@ -146,6 +161,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if v.EventBuffer <= 0 {
 		v.EventBuffer = DefaultEventBuffer
+	}
+	if v.DetectorTime <= 0 {
+		v.DetectorTime = DefaultDetectorTime
 	}
 	if v.Now == nil {
 		v.Now = time.Now

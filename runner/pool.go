@@ -14,6 +14,7 @@ import (
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/hint"
 	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/internal/toolschema"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -38,8 +39,15 @@ type pool struct {
 	// setupErr is a server definition that could not be expanded or resolved.
 	setupErr *result.Error
 
-	mu    sync.Mutex // guards tools
+	mu    sync.Mutex // guards tools, listed and exercised
 	tools map[string]json.RawMessage
+	// listed is what the server advertised (recorded with the first session); exercised what
+	// the collection sent requests for. Both feed the coverage.
+	listed    advertised
+	exercised exercised
+
+	// contracts are the tools' schemas, for strict runs.
+	contracts *toolschema.Tools
 }
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -164,9 +172,13 @@ func (p *pool) record(ctx context.Context, c *conn) {
 	srv := p.srv
 	target, _ := ServerSpec(srv)
 	info := c.ServerInfo()
+	tr := srv.Transport
+	if tr == collection.TransportHTTP && c.Transport == spec.SSE {
+		tr = collection.TransportSSE // the legacy HTTP+SSE fallback
+	}
 	rs := result.Server{
 		Name:            p.name,
-		Transport:       srv.Transport,
+		Transport:       tr,
 		Target:          p.mask(target),
 		ProtocolVersion: c.ProtocolVersion(),
 		ServerName:      p.mask(info.Name),
@@ -175,11 +187,16 @@ func (p *pool) record(ctx context.Context, c *conn) {
 	}
 	var tools []result.Tool
 	schemas := map[string]json.RawMessage{}
-	lctx, cancel := context.WithTimeout(ctx, orDefault(srv.Timeouts.Call, p.cr.r.opts.CallTimeout))
+	callTimeout := orDefault(srv.Timeouts.Call, p.cr.r.opts.CallTimeout)
+	lctx, cancel := context.WithTimeout(ctx, callTimeout)
 	list, err := c.ListTools(lctx)
 	cancel()
+	listed := listAdvertised(ctx, c.Session, callTimeout)
 	if err == nil {
+		listed.tools = make([]string, 0, len(list))
 		for _, t := range list {
+			listed.tools = append(listed.tools, t.Name)
+			p.contracts.Set(t.Name, t.InputSchema, t.OutputSchema)
 			tools = append(tools, result.Tool{
 				Name:         t.Name,
 				Description:  p.mask(t.Description),
@@ -202,6 +219,7 @@ func (p *pool) record(ctx context.Context, c *conn) {
 	p.cr.mu.Unlock()
 	p.mu.Lock()
 	p.tools = schemas
+	p.listed = listed
 	p.mu.Unlock()
 }
 

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/toolschema"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -117,6 +118,8 @@ type colRun struct {
 	pools map[string]*pool
 	ev    *events
 	st    *runState
+	// findings holds what the servers sent that answered no request, until tests take it.
+	findings findingLogs
 
 	mu sync.Mutex // guards rc.Servers and rc.Tools while tests run
 }
@@ -129,7 +132,7 @@ func (r *Runner) newColRun(col *collection.Collection, run *result.Run, ev *even
 		pools: map[string]*pool{},
 	}
 	for name, def := range col.Servers {
-		cr.pools[name] = &pool{cr: cr, name: name, def: def, vars: vars}
+		cr.pools[name] = &pool{cr: cr, name: name, def: def, vars: vars, contracts: toolschema.New()}
 	}
 	if run != nil {
 		run.Collections = append(run.Collections, cr.rc)
@@ -224,8 +227,15 @@ func (cr *colRun) execute(ctx context.Context) {
 		remaining--
 		cr.finish(nodes[i])
 	}
+	cr.runBlocks(ctx)
 	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
 		cr.runAudit(ctx, cr.col.Audit)
+	}
+	if ctx.Err() == nil && cr.st.bail() == "" {
+		cr.runGates(ctx)
+	}
+	if ctx.Err() == nil {
+		cr.findings.settle(ctx)
 	}
 	var wg sync.WaitGroup
 	for _, p := range cr.pools {
@@ -236,6 +246,9 @@ func (cr *colRun) execute(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	cr.rc.Findings = cr.findings.rest()
+	maskFindings(cr.rc.Findings, cr.mask)
+	cr.rc.Coverage = cr.coverage()
 	cr.tallyServers()
 	cr.rc.Duration = cr.r.opts.Now().Sub(cr.rc.StartedAt)
 	cr.ev.emit(result.Event{Kind: result.CollectionFinished, At: cr.r.opts.Now(), Run: cr.rr, Collection: cr.rc})

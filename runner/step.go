@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/assert"
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/toolschema"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -26,10 +27,17 @@ type outcome struct {
 	rpcErr *session.Error
 	// varErr is a variable that could not be expanded: nothing was sent.
 	varErr error
+	// strictErr is arguments that do not match the tool's inputSchema (strict runs): nothing
+	// was sent.
+	strictErr error
 }
 
-// send expands the step's variables and sends it on s.
-func send(ctx context.Context, s *session.Session, st collection.Step, vars *collection.Vars, callTimeout time.Duration) *outcome {
+// sent reports whether a request went out.
+func (o *outcome) sent() bool { return o.varErr == nil && o.strictErr == nil && o.method != "" }
+
+// send expands the step's variables and sends it on s. With contracts (strict runs), a
+// tools/call whose arguments do not match the tool's inputSchema is not sent.
+func send(ctx context.Context, s *session.Session, st collection.Step, vars *collection.Vars, callTimeout time.Duration, contracts *toolschema.Tools) *outcome {
 	o := &outcome{kind: st.Kind()}
 	switch st := st.(type) {
 	case *collection.ToolCall:
@@ -43,6 +51,12 @@ func send(ctx context.Context, s *session.Session, st collection.Step, vars *col
 			args = map[string]any{}
 		}
 		o.request = map[string]any{"name": st.Tool, "arguments": args}
+		if contracts != nil {
+			if err := contracts.CheckArgs(st.Tool, args); err != nil {
+				o.strictErr = err
+				return o
+			}
+		}
 		res, err := s.CallTool(ctx, st.Tool, args, &session.CallOptions{Timeout: callTimeout})
 		if err != nil {
 			return o.fail(err)

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/mcpspec/mcpspec/redact"
 )
 
 // IO is what a run of mcpspec may touch of its process: the standard streams and where to find
@@ -37,9 +39,11 @@ func mainCode() ExitCode {
 }
 
 // Run runs mcpspec with args (args[0] is the program name) and returns the exit code. Failures
-// are printed to io.Stderr with a hint. Cancelling ctx interrupts the run (exit 130).
+// are printed to io.Stderr with a hint. Cancelling ctx interrupts the run (exit 130). Every
+// secret a verb learns of (see [redact.Masker]) is masked on io.Stdout and io.Stderr.
 func Run(ctx context.Context, args []string, stdio *IO) ExitCode {
-	a := &app{io: *stdio}
+	a := newApp(stdio)
+	defer a.flush()
 	root := a.root()
 	err := root.Run(ctx, args)
 	if err == nil {
@@ -55,19 +59,54 @@ func Run(ctx context.Context, args []string, stdio *IO) ExitCode {
 
 // app holds what every verb needs; verbs are its methods, one file each.
 type app struct {
+	// io is what verbs read and write: its Stdout and Stderr mask every secret in masker.
 	io IO
+	// term is the process's own streams, unmasked: for telling whether stdout is a terminal,
+	// and for the testserver verb, whose stdout is the MCP channel.
+	term IO
+	// masker holds every secret of this invocation: the collections' and those of the server
+	// flags (--header, --env, the SPEC's URL and command line).
+	masker *redact.Masker
+	// stdout and stderr are io's masking writers, flushed when the invocation ends.
+	stdout, stderr *redact.Writer
+}
+
+func newApp(stdio *IO) *app {
+	a := &app{term: *stdio, io: *stdio, masker: redact.NewMasker()}
+	a.stdout, a.stderr = redact.NewWriter(stdio.Stdout, a.masker), redact.NewWriter(stdio.Stderr, a.masker)
+	a.io.Stdout, a.io.Stderr = a.stdout, a.stderr
+	return a
+}
+
+// flush writes what the masking writers hold back (the start of a possible secret that did not
+// turn out to be one): at the end, and before a pause such as an interactive prompt.
+func (a *app) flush() {
+	_ = a.stdout.Flush()
+	_ = a.stderr.Flush()
 }
 
 // verbs lists mcpspec's commands, in the order --help shows them.
 func (a *app) verbs() []*cli.Command {
 	return []*cli.Command{
 		a.toolsCommand(),
+		a.tokensCommand(),
+		a.docsCommand(),
+		a.retrievalCommand(),
+		a.scoreCommand(),
 		a.callCommand(),
 		a.inspectCommand(),
 		a.testCommand(),
+		a.deadlockCommand(),
+		a.raceCommand(),
+		a.headOfLineCommand(),
 		a.validateCommand(),
 		a.baselineCommand(),
 		a.compareCommand(),
+		a.loadCommand(),
+		a.benchCommand(),
+		a.reportCommand(),
+		a.mergeCommand(),
+		a.scenariosCommand(),
 		a.auditCommand(),
 		a.testserverCommand(),
 		a.versionCommand(),

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/audit"
+	"github.com/mcpspec/mcpspec/redact"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -99,7 +100,7 @@ type auditRun struct {
 
 func (a *app) readAuditRun(cmd *cli.Command) (*auditRun, error) {
 	r := &auditRun{
-		f: readServerFlags(cmd), format: strings.ToLower(cmd.String("format")), output: cmd.String("output"),
+		f: a.serverFlags(cmd), format: strings.ToLower(cmd.String("format")), output: cmd.String("output"),
 		explain: cmd.Bool("explain"), metadata: cmd.StringSlice("metadata"), saveMeta: cmd.String("save-metadata"),
 		lockPath: cmd.String("lockfile"), updateLock: cmd.Bool("update-lock"), suppressions: cmd.String("suppressions"),
 		skip: cmd.StringSlice("skip"), category: cmd.String("category"),
@@ -176,7 +177,7 @@ func (a *app) audit(ctx context.Context, cmd *cli.Command) error {
 		if live == nil {
 			return &Error{Code: ExitConfig, Msg: "--save-metadata needs --server", Hint: "it saves what a live server lists"}
 		}
-		if err := writeFileWith(r.saveMeta, func(w io.Writer) error { return audit.WriteMetadata(w, live) }); err != nil {
+		if err := a.writeFileWith(r.saveMeta, func(w io.Writer) error { return audit.WriteMetadata(w, live) }); err != nil {
 			return err
 		}
 	}
@@ -357,7 +358,7 @@ func (a *app) writeAudit(r *auditRun, rep *audit.Report, started time.Time) erro
 	}
 	var err error
 	if r.output != "" {
-		err = writeFileWith(r.output, render)
+		err = a.writeFileWith(r.output, render)
 		if err == nil && r.format != "console" {
 			fmt.Fprintf(a.io.Stderr, "%s; report written to %s\n", strings.TrimPrefix(summaryOf(rep), "findings: "), r.output)
 		}
@@ -375,8 +376,9 @@ func summaryOf(rep *audit.Report) string {
 	return fmt.Sprintf("findings: %d critical, %d high, %d medium, %d low, %d info", c[audit.Critical], c[audit.High], c[audit.Medium], c[audit.Low], c[audit.Info])
 }
 
-// writeFileWith creates path (and its directory) and writes it with fn.
-func writeFileWith(path string, fn func(io.Writer) error) error {
+// writeFileWith creates path (and its directory) and writes it with fn, through the masking
+// writer every output goes through.
+func (a *app) writeFileWith(path string, fn func(io.Writer) error) error {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return &Error{Code: ExitConfig, Msg: "cannot create the directory of " + path, Err: err}
@@ -386,7 +388,12 @@ func writeFileWith(path string, fn func(io.Writer) error) error {
 	if err != nil {
 		return &Error{Code: ExitConfig, Msg: "cannot create " + path, Err: err}
 	}
-	if err := fn(f); err != nil {
+	w := redact.NewWriter(f, a.masker)
+	err = fn(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
 		f.Close()
 		return err
 	}

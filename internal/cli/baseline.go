@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/baseline"
+	"github.com/mcpspec/mcpspec/redact"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -78,7 +79,7 @@ func (a *app) baselineSave(ctx context.Context, cmd *cli.Command) error {
 			}
 		}
 	}
-	p, err := saveBaseline(cmd.String("baseline-dir"), name, run)
+	p, err := saveBaseline(cmd.String("baseline-dir"), name, run, a.masker)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func savedName(given, path string) string {
 	return fmt.Sprintf("%q (from %q)", stem, given)
 }
 
-func saveBaseline(dir, name string, run *result.Run) (string, error) {
+func saveBaseline(dir, name string, run *result.Run, m *redact.Masker) (string, error) {
 	p, err := baselineFile(dir, name)
 	if err != nil {
 		return "", err
@@ -181,7 +182,12 @@ func saveBaseline(dir, name string, run *result.Run) (string, error) {
 		return fail(err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := baseline.WriteRun(tmp, run); err != nil {
+	w := redact.NewWriter(tmp, m)
+	err = baseline.WriteRun(w, run)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
 		_ = tmp.Close()
 		return fail(err)
 	}

@@ -46,7 +46,7 @@ type callJSON struct {
 }
 
 func (a *app) call(ctx context.Context, cmd *cli.Command) error {
-	f := readServerFlags(cmd)
+	f := a.serverFlags(cmd)
 	if cmd.Bool("explain") {
 		return explainCall(a.io.Stdout, f, cmd.Args().First(), cmd.String("args"))
 	}
@@ -65,7 +65,9 @@ func (a *app) call(ctx context.Context, cmd *cli.Command) error {
 	}
 
 	out := callJSON{Tool: tool}
+	var tg *target
 	err = a.withSession(ctx, f, "call", func(ctx context.Context, t *target, s *session.Session) error {
+		tg = t
 		out.sessionJSON = newSessionJSON(t, s)
 		start := time.Now()
 		res, err := s.CallTool(ctx, tool, args, nil)
@@ -91,12 +93,21 @@ func (a *app) call(ctx context.Context, cmd *cli.Command) error {
 			printToolResult(a.io.Stdout, res)
 		}
 		if res.IsError {
-			return &Error{Code: ExitFailure, Msg: fmt.Sprintf("tool %q reported an error (isError: true)", tool),
+			e := &Error{Code: ExitFailure, Msg: fmt.Sprintf("tool %q reported an error (isError: true)", tool),
 				Hint: "the server ran the tool and the tool failed; its result says why"}
+			// Some servers answer an unknown tool with a tool error rather than -32602.
+			if names, ok := otherTools(ctx, t, s, tool); ok {
+				e.Msg = fmt.Sprintf("tool %q not found (the server answered with a tool error)", tool)
+				e.Hint = availableHint(names)
+			}
+			return e
 		}
 		return nil
 	})
 	if f.JSON {
+		if tg != nil {
+			out.Findings = findingsJSON(tg.findings())
+		}
 		out.OK = err == nil
 		out.ExitCode = exitCodeOf(ctx, err)
 		if err != nil && !out.IsError {
@@ -117,25 +128,39 @@ func toolCallError(ctx context.Context, t *target, s *session.Session, tool stri
 	if !errors.As(err, &se) || se.Code == 0 || ctx.Err() != nil {
 		return e
 	}
+	names, ok := otherTools(ctx, t, s, tool)
+	if !ok {
+		return e
+	}
+	e.Msg = fmt.Sprintf("tool %q not found (the server answered JSON-RPC error %d: %s)", tool, se.Code, se.Message)
+	e.Hint = availableHint(names)
+	return e
+}
+
+// otherTools lists the server's tools and reports whether tool is not among them.
+func otherTools(ctx context.Context, t *target, s *session.Session, tool string) ([]string, bool) {
+	if ctx.Err() != nil {
+		return nil, false
+	}
 	lctx, cancel := context.WithTimeout(ctx, min(t.flags.Timeout, 5*time.Second))
 	defer cancel()
-	tools, lerr := s.ListTools(lctx)
-	if lerr != nil {
-		return e
+	tools, err := s.ListTools(lctx)
+	if err != nil {
+		return nil, false
 	}
 	names := make([]string, 0, len(tools))
 	for _, tl := range tools {
 		names = append(names, tl.Name)
 	}
-	if slices.Contains(names, tool) {
-		return e
-	}
-	e.Msg = fmt.Sprintf("tool %q not found (the server answered JSON-RPC error %d: %s)", tool, se.Code, se.Message)
-	e.Hint = "available: " + listNames(names, 20)
+	return names, !slices.Contains(names, tool)
+}
+
+// availableHint names the tools a server has.
+func availableHint(names []string) string {
 	if len(names) == 0 {
-		e.Hint = "the server lists no tools"
+		return "the server lists no tools"
 	}
-	return e
+	return "available: " + listNames(names, 20)
 }
 
 func listNames(names []string, n int) string {
@@ -151,20 +176,25 @@ const maxArgsSize = transport.MaxFrameSize
 // readArgs reads --args: a JSON object given inline, @FILE, or - for stdin. It must be a JSON
 // object; "" means {}.
 func readArgs(v string, stdin io.Reader) (json.RawMessage, error) {
-	src := "--args"
+	return readObjectFlag("args", v, stdin)
+}
+
+// readObjectFlag reads flag --name's JSON object (see [readArgs]).
+func readObjectFlag(name, v string, stdin io.Reader) (json.RawMessage, error) {
+	src := "--" + name
 	var data []byte
 	switch {
 	case v == "":
 		return json.RawMessage("{}"), nil
 	case v == "-":
-		src = "--args - (stdin)"
+		src = "--" + name + " - (stdin)"
 		b, err := io.ReadAll(io.LimitReader(stdin, maxArgsSize+1))
 		if err != nil {
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Err: err}
 		}
 		data = b
 	case strings.HasPrefix(v, "@"):
-		src = "--args " + v
+		src = "--" + name + " " + v
 		fh, err := os.Open(v[1:])
 		if err != nil {
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Hint: "check the path after @", Err: err}

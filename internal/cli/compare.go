@@ -14,15 +14,17 @@ import (
 
 	"github.com/mcpspec/mcpspec/baseline"
 	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/loadgen/rundir"
 	"github.com/mcpspec/mcpspec/result"
 )
 
 func (a *app) compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
-		Usage: "compare two test runs (results JSON files) and report regressions",
+		Usage: "compare two test runs (results JSON files) or two load run directories and report regressions",
 		UsageText: "mcpspec compare A.json B.json [--format text|markdown|json]\n" +
-			"mcpspec compare --baseline NAME [B.json]   (B defaults to .mcpspec/runs/latest.json)\n\n" +
+			"mcpspec compare --baseline NAME [B.json]   (B defaults to .mcpspec/runs/latest.json)\n" +
+			"mcpspec compare RUNDIR_A RUNDIR_B          (two 'mcpspec load' run directories)\n\n" +
 			"A is the reference, B the run under judgement. Results files are what the json reporter,\n" +
 			"--save-baseline and every 'mcpspec test' (.mcpspec/runs/latest.json) write. Exit codes:\n" +
 			"0 no regression · 1 B regressed against A · 3 a file cannot be read.",
@@ -41,6 +43,9 @@ func (a *app) compare(ctx context.Context, cmd *cli.Command) error {
 	format := cmd.String("format")
 	if format != "text" && format != "markdown" && format != "md" && format != "json" {
 		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown --format %q", format), Hint: "use text, markdown or json"}
+	}
+	if len(args) == 2 && cmd.String("baseline") == "" && rundir.IsRunDir(args[0]) && rundir.IsRunDir(args[1]) {
+		return a.compareLoad(cmd, args[0], args[1], format)
 	}
 	var base, cur *result.Run
 	var baseName string
@@ -169,4 +174,30 @@ func jsonKind(t reflect.Type) string {
 		return "a number"
 	}
 	return "another value"
+}
+
+// compareLoad compares two load run directories.
+func (a *app) compareLoad(cmd *cli.Command, baseDir, curDir, format string) error {
+	base, err := readRun(baseDir)
+	if err != nil {
+		return err
+	}
+	cur, err := readRun(curDir)
+	if err != nil {
+		return err
+	}
+	c := compareLoadRuns(baseDir, curDir, base, cur, cmd.Bool("ignore-latency"))
+	switch format {
+	case "json":
+		err = writeJSON(a.io.Stdout, c)
+	default:
+		err = c.write(a.io.Stdout, format != "text")
+	}
+	if err != nil {
+		return err
+	}
+	if c.Regressions > 0 {
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%s regressed against %s (%d metrics)", curDir, baseDir, c.Regressions), Quiet: true}
+	}
+	return nil
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/session"
@@ -96,6 +99,26 @@ func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target
 	return t, nil
 }
 
+// serverFlags reads the server flags of cmd and registers what they carry of secrets, so every
+// line the verb prints masks them, --explain's included: header and env values named like a
+// key, token, secret, password or auth, the password and secret-looking query parameters of a
+// URL, and secret-looking flags of a command line — as collections register theirs.
+func (a *app) serverFlags(cmd *cli.Command) serverFlags {
+	f := readServerFlags(cmd)
+	for _, e := range f.Header {
+		if i := strings.IndexAny(e, "=:"); i > 0 {
+			a.masker.AddHeader(strings.TrimSpace(e[:i]), strings.TrimSpace(e[i+1:]))
+		}
+	}
+	for _, e := range f.Env {
+		k, v, _ := strings.Cut(e, "=")
+		a.masker.AddNamed(k, v)
+	}
+	a.masker.AddURL(f.Server)
+	a.masker.AddArgs(strings.Fields(f.Server))
+	return f
+}
+
 // open starts or connects to the server and performs the handshake. A failure is described as
 // a connection error (exit 4) unless it was an interruption.
 func (t *target) open(ctx context.Context) (*session.Session, error) {
@@ -117,7 +140,9 @@ func (t *target) finish(failed bool) {
 
 // withSession prepares the server described by cmd's flags, opens a session and runs fn with it.
 // The session is closed (a child server stopped) before withSession returns, and the temporary
-// stderr file is removed unless something failed.
+// stderr file is removed unless something failed. What the server sent that answered no
+// request is printed on stderr as a warning (inspect prints it as it goes); a server that still
+// answers gets a ping first, so a second answer to the last request is not lost.
 func (a *app) withSession(ctx context.Context, f serverFlags, verb string, fn func(ctx context.Context, t *target, s *session.Session) error) (err error) {
 	t, err := a.prepare(f, verb)
 	if err != nil {
@@ -128,8 +153,19 @@ func (a *app) withSession(ctx context.Context, f serverFlags, verb string, fn fu
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	return fn(ctx, t, s)
+	err = fn(ctx, t, s)
+	t.conn.Settle(ctx, err)
+	_ = s.Close()
+	printFindings(a.io.Stderr, t.conn.Findings.Take())
+	return err
+}
+
+// findings returns every finding of the target's session so far (none before it opened).
+func (t *target) findings() []session.Finding {
+	if t == nil || t.conn == nil {
+		return nil
+	}
+	return t.conn.Findings.All()
 }
 
 // failureJSON is the part of a verb's JSON output that describes a failure.
@@ -163,12 +199,17 @@ type sessionJSON struct {
 	ServerInfo      *session.Implementation `json:"serverInfo,omitempty"`
 	Era             session.Era             `json:"era,omitempty"`
 	Transport       spec.Transport          `json:"transport,omitempty"`
+	// Findings are what the server sent that answered no request, once the session closed.
+	Findings []findingJSON `json:"findings,omitempty"`
 }
 
 func newSessionJSON(t *target, s *session.Session) sessionJSON {
 	j := sessionJSON{}
 	if t != nil {
 		j.Transport = t.info.Transport
+		if t.conn != nil {
+			j.Transport = t.conn.Transport // what an http(s) URL settled on
+		}
 	}
 	if s != nil {
 		info := s.ServerInfo()

@@ -62,10 +62,12 @@ type repl struct {
 	s   *session.Session
 	out io.Writer
 	err io.Writer
+	// flush writes out what out and err hold back, before the next prompt.
+	flush func()
 }
 
 func (a *app) inspect(ctx context.Context, cmd *cli.Command) error {
-	f := readServerFlags(cmd)
+	f := a.serverFlags(cmd)
 	if cmd.Bool("explain") {
 		return explainInspect(a.io.Stdout, f)
 	}
@@ -73,9 +75,9 @@ func (a *app) inspect(ctx context.Context, cmd *cli.Command) error {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q (the server goes in --server)", cmd.Args().First()))
 	}
 	return a.withSession(ctx, f, "inspect", func(ctx context.Context, t *target, s *session.Session) error {
-		src := newLineSource(a.io.Stdin, a.io.Stdout, "mcpspec> ")
+		src := newLineSource(a.io.Stdin, a.term.Stdout, "mcpspec> ")
 		defer src.close()
-		r := &repl{t: t, s: s, out: a.io.Stdout, err: a.io.Stderr}
+		r := &repl{t: t, s: s, out: a.io.Stdout, err: a.io.Stderr, flush: a.flush}
 		info := s.ServerInfo()
 		if src.interactive() {
 			fmt.Fprintf(r.out, "Connected to %s %s (protocol %s, %s). Type .help for commands.\n", orDash(info.Name), info.Version, s.ProtocolVersion(), t.info)
@@ -97,6 +99,7 @@ func (r *repl) loop(ctx context.Context, src *lineSource) error {
 		return &Error{Code: first, Quiet: true, Msg: "a command failed (see above)"}
 	}
 	for {
+		r.flush()
 		line, err := src.next(ctx)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -117,7 +120,9 @@ func (r *repl) loop(ctx context.Context, src *lineSource) error {
 		if name == ".exit" || name == ".quit" {
 			return done()
 		}
-		if err := r.run(ctx, name, arg); err != nil {
+		err = r.run(ctx, name, arg)
+		printFindings(r.err, r.t.conn.Findings.Take())
+		if err != nil {
 			if ctx.Err() != nil {
 				return err
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
+	"github.com/mcpspec/mcpspec/redact"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/runner"
@@ -43,11 +44,13 @@ func (a *app) testCommand() *cli.Command {
 		Name:  "test",
 		Usage: "run collections of tests against their servers",
 		UsageText: "mcpspec test FILE|DIR… [--env NAME] [--var K=V]… [--tag T]… [--grep RE] [--parallel N]\n" +
-			"    [--reporter NAME[=PATH]]… [--baseline NAME | --save-baseline[=NAME]] [--watch]\n\n" +
+			"    [--reporter NAME[=PATH]]… [--baseline NAME | --save-baseline[=NAME]] [--watch] [--strict] [--min-coverage PCT]\n\n" +
 			"A directory contributes its *.yaml and *.yml files. Reporters: console (default), json,\n" +
 			"junit, tap, html, markdown; NAME=PATH writes to a file, NAME alone to stdout. Every run is\n" +
-			"saved as .mcpspec/runs/latest.json ('mcpspec baseline save' promotes it).\n\n" +
-			"Exit codes: 0 all passed · 1 a test failed or a baseline regression · 2 runtime error ·\n" +
+			"saved as .mcpspec/runs/latest.json ('mcpspec baseline save' promotes it). A collection's deadlock:,\n" +
+			"race: and head-of-line: blocks run after its tests (not with --tag; --grep selects them by kind).\n\n" +
+			"Exit codes: 0 all passed · 1 a test failed, a detector found a bug, a baseline regression or coverage\n" +
+			"below --min-coverage · 2 runtime error ·\n" +
 			"3 invalid collection or flags · 4 no server could be connected · 130 interrupted (the\n" +
 			"reports of the partial run are still written).",
 		Flags: []cli.Flag{
@@ -57,10 +60,12 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "tag", Usage: "run only tests with tag `T` (repeatable: any of them); their dependencies run too"},
 			&cli.StringFlag{Name: "grep", Usage: "run only tests whose name or id matches the regular expression `RE`"},
 			&cli.BoolFlag{Name: "bail", Usage: "stop after the first failed test; the rest are skipped"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail on answers to no request (a second answer, an id never issued, a stray frame), and check every tools/call against the tool's inputSchema before sending and its outputSchema after"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "run up to `N` independent tests at once (N sessions per server)"},
 			&cli.FloatFlag{Name: "rate", DefaultText: "0, no limit", Usage: "send at most `N` requests per second"},
 			&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
 			&cli.BoolFlag{Name: "update", Usage: "rewrite snapshot files instead of comparing with them"},
+			&cli.BoolFlag{Name: "skip-load", Usage: "do not run the collections' load: blocks (they run after the tests, writing .mcpspec/runs/load/<id>/)"},
 			&cli.BoolFlag{Name: "watch", Usage: "run again whenever a collection file changes (Ctrl-C ends)"},
 			&cli.GenericFlag{Name: "save-baseline", Value: save, Usage: "save this run as a baseline: --save-baseline`[=NAME]` (no NAME: the git branch, else \"default\"; write the = sign)"},
 			&cli.StringFlag{Name: "baseline", Usage: "compare this run with baseline `NAME`; a regression exits 1"},
@@ -69,6 +74,7 @@ func (a *app) testCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", DefaultText: collection.DefaultCallTimeout.String(), Usage: "default per-request timeout of servers that set no timeouts.call"},
 			&cli.DurationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "default start/handshake timeout of servers that set no timeouts.connect"},
 			&cli.StringFlag{Name: "protocol-version", Usage: "pin the protocol version of servers that pin none (default: detect the era)"},
+			&cli.FloatFlag{Name: "min-coverage", DefaultText: "off", Usage: "fail (exit 1) when less than `PCT` % of the advertised tools, prompts and resources were exercised"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
 	}
@@ -106,11 +112,16 @@ type testConfig struct {
 	baseline      string
 	baselineDir   string
 	ignoreLatency bool
+	// minCoverage is --min-coverage in percent; negative when not given.
+	minCoverage float64
+	skipLoad    bool
 }
 
 // reporterSpec is one --reporter NAME[=PATH].
 type reporterSpec struct {
 	name, path string
+	// stream is what the reporter streams as the run goes (0: nothing).
+	stream reporters.StreamKind
 }
 
 func (a *app) test(ctx context.Context, cmd *cli.Command, save *optionalName) error {
@@ -132,6 +143,14 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		baseline:      cmd.String("baseline"),
 		baselineDir:   cmd.String("baseline-dir"),
 		ignoreLatency: cmd.Bool("ignore-latency"),
+		skipLoad:      cmd.Bool("skip-load"),
+		minCoverage:   -1,
+	}
+	if cmd.IsSet("min-coverage") {
+		cfg.minCoverage = cmd.Float("min-coverage")
+		if cfg.minCoverage < 0 || cfg.minCoverage > 100 {
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--min-coverage must be between 0 and 100, got %v", cfg.minCoverage), Hint: "a percentage, e.g. --min-coverage 80"}
+		}
 	}
 	if len(cfg.paths) == 0 {
 		return nil, &Error{Code: ExitConfig, Msg: "no collection given",
@@ -180,6 +199,7 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		Tags:            cmd.StringSlice("tag"),
 		Grep:            grep,
 		Bail:            cmd.Bool("bail"),
+		Strict:          cmd.Bool("strict"),
 		Parallel:        int(parallel),
 		RateLimit:       rate,
 		UpdateSnapshots: cmd.Bool("update"),
@@ -190,6 +210,7 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		StderrDir:       runStderrDir,
 	}
 	cfg.load = cfg.ropts.LoadOptions()
+	cfg.load.Masker = a.masker
 	return cfg, nil
 }
 
@@ -259,14 +280,15 @@ func readEnvFile(path string) (map[string]string, error) {
 // reporter writes to stdout (none given, or all to files).
 func parseReporters(entries []string) ([]reporterSpec, error) {
 	if len(entries) == 0 {
-		return []reporterSpec{{name: "console"}}, nil
+		return []reporterSpec{consoleSpec()}, nil
 	}
 	var out []reporterSpec
 	stdout := 0
 	for _, e := range entries {
 		name, path, _ := strings.Cut(e, "=")
 		name = strings.ToLower(strings.TrimSpace(name))
-		if _, err := reporters.New(name, nil); err != nil {
+		rep, err := reporters.New(name, nil)
+		if err != nil {
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--reporter %q: unknown reporter", e),
 				Hint: "use one of: " + strings.Join(reporters.Names(), ", ") + " (NAME or NAME=PATH)", Err: err}
 		}
@@ -275,7 +297,7 @@ func parseReporters(entries []string) ([]reporterSpec, error) {
 		switch {
 		case hasPath && path == "":
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--reporter %q names no file after the = sign", e),
-				Hint: fmt.Sprintf("write --reporter %s=out/report.%s for a file, or --reporter %s alone for stdout", name, reportExt(name), name)}
+				Hint: fmt.Sprintf("write --reporter %s=out/report%s for a file, or --reporter %s alone for stdout", name, reporters.Extension(name), name)}
 		case path == "":
 			stdout++
 		}
@@ -285,7 +307,7 @@ func parseReporters(entries []string) ([]reporterSpec, error) {
 					Hint: "give each reporter a file of its own, e.g. --reporter junit=out/junit.xml --reporter json=out/results.json"}
 			}
 		}
-		out = append(out, reporterSpec{name: name, path: path})
+		out = append(out, reporterSpec{name: name, path: path, stream: streamKind(rep)})
 	}
 	if stdout > 1 {
 		return nil, &Error{Code: ExitConfig, Msg: "more than one --reporter writes to stdout",
@@ -293,22 +315,22 @@ func parseReporters(entries []string) ([]reporterSpec, error) {
 	}
 	if stdout == 0 {
 		// Every report goes to a file: the terminal still gets the console's progress and digest.
-		out = append(out, reporterSpec{name: "console"})
+		out = append(out, consoleSpec())
 	}
 	return out, nil
 }
 
-// reportExt is the usual file extension of reporter name's output.
-func reportExt(name string) string {
-	switch name {
-	case "junit":
-		return "xml"
-	case "markdown":
-		return "md"
-	case "console":
-		return "txt"
+// consoleSpec is the console reporter on stdout, the default.
+func consoleSpec() reporterSpec {
+	return reporterSpec{name: "console", stream: streamKind(reporters.NewConsole(nil))}
+}
+
+// streamKind is what rep streams as the run goes; 0 when it does not stream.
+func streamKind(rep reporters.Reporter) reporters.StreamKind {
+	if s, ok := rep.(reporters.Streamer); ok {
+		return s.Streams()
 	}
-	return name
+	return 0
 }
 
 // loadCollections loads the paths; problems are a config error listing each at file:line:col.
@@ -397,17 +419,18 @@ type baselineRun struct {
 
 // openReporter is one reporter and where its output goes.
 type openReporter struct {
-	spec reporterSpec
-	rep  reporters.Reporter
-	w    io.Writer
-	file *os.File // nil for stdout
+	spec   reporterSpec
+	rep    reporters.Reporter
+	w      io.Writer      // masked: masked for a file, the app's masked stdout otherwise
+	file   *os.File       // nil for stdout
+	masked *redact.Writer // over file; nil for stdout
 }
 
 // openReporters builds the reporters and opens their files (creating parent directories), so a
 // streaming reporter can write as the run goes.
 func (a *app) openReporters(specs []reporterSpec) ([]*openReporter, error) {
 	tty := false
-	if f, ok := a.io.Stdout.(*os.File); ok {
+	if f, ok := a.term.Stdout.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
 	var out []*openReporter
@@ -425,17 +448,19 @@ func (a *app) openReporters(specs []reporterSpec) ([]*openReporter, error) {
 				return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot write the %s report to %s: %v", s.name, s.path, serverconn.Innermost(err)),
 					Hint: "check that " + s.path + " is a writable file path, or pick another in --reporter " + s.name + "=PATH", Err: err}
 			}
-			o.file, o.w = f, f
+			o.file = f
+			o.masked = redact.NewWriter(f, a.masker)
+			o.w = o.masked
 		}
 		ropts := &reporters.Options{}
-		switch s.name {
-		case "console":
+		switch s.stream {
+		case reporters.StreamsProgress:
 			if s.path == "" {
 				ropts.Live = a.io.Stdout
 				ropts.TTY = tty
 				ropts.Color = tty && os.Getenv("NO_COLOR") == ""
 			}
-		case "tap":
+		case reporters.StreamsReport:
 			ropts.Live = o.w
 		}
 		rep, err := reporters.New(s.name, ropts)
@@ -447,6 +472,28 @@ func (a *app) openReporters(specs []reporterSpec) ([]*openReporter, error) {
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// writeReports renders run with every reporter and closes their files; it returns what failed.
+func writeReports(reps []*openReporter, run *result.Run) []error {
+	var problems []error
+	for _, r := range reps {
+		if err := r.rep.Report(r.w, run); err != nil {
+			problems = append(problems, fmt.Errorf("write the %s report: %w", r.spec.name, err))
+		}
+		if r.masked != nil {
+			if err := r.masked.Flush(); err != nil {
+				problems = append(problems, fmt.Errorf("write %s: %w", r.spec.path, err))
+			}
+		}
+		if r.file != nil {
+			if err := r.file.Close(); err != nil {
+				problems = append(problems, fmt.Errorf("write %s: %w", r.spec.path, err))
+			}
+			r.file = nil
+		}
+	}
+	return problems
 }
 
 func closeReporters(rs []*openReporter) {
@@ -488,21 +535,14 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		ropts.StderrDir = ""
 	}
 	run, runErr := runner.New(&ropts).Run(ctx, cols)
+	if runErr == nil && !cfg.skipLoad {
+		// A collection's load: block runs after its tests; its thresholds are test cases.
+		run.Collections = append(run.Collections, a.runLoadBlocks(ctx, cols)...)
+	}
 
 	// Reports first: nothing of a partial run is lost.
-	var problems []error
-	for _, r := range reps {
-		if err := r.rep.Report(r.w, run); err != nil {
-			problems = append(problems, fmt.Errorf("write the %s report: %w", r.spec.name, err))
-		}
-		if r.file != nil {
-			if err := r.file.Close(); err != nil {
-				problems = append(problems, fmt.Errorf("write %s: %w", r.spec.path, err))
-			}
-			r.file = nil
-		}
-	}
-	if _, err := baseline.SaveLatest(".", run); err != nil {
+	problems := writeReports(reps, run)
+	if _, err := baseline.SaveLatest(".", run, a.masker); err != nil {
 		problems = append(problems, err)
 	}
 	notes := a.noteWriter(cfg)
@@ -511,7 +551,7 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		if name == "" {
 			name = defaultBaselineName(run)
 		}
-		p, err := saveBaseline(cfg.baselineDir, name, run)
+		p, err := saveBaseline(cfg.baselineDir, name, run, a.masker)
 		if err != nil {
 			problems = append(problems, err)
 		} else {
@@ -542,6 +582,35 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %s did not pass (%d failed, %d errored)", c.Failed+c.Errored, textfmt.Plural(c.Total, "test"), c.Failed, c.Errored)}
 	case run.Interrupted:
 		return &Error{Code: ExitFailure, Msg: "the run stopped early"}
+	case cfg.ropts.Strict && run.Findings() > 0:
+		// Every test passed, but a server sent something after its last test (a second answer).
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("the servers sent %s after their last tests that answered no request (--strict)", textfmt.Plural(run.Findings(), "message")),
+			Hint: "the report lists them under the collection; a server must answer each request once"}
+	}
+	return coverageError(run, cfg.minCoverage)
+}
+
+// coverageError is the failure of a run that exercised less than min % of what its servers
+// advertised (min < 0: not checked).
+func coverageError(run *result.Run, min float64) error {
+	if min < 0 {
+		return nil
+	}
+	e, a := run.Coverage()
+	if a == 0 {
+		known := false
+		for _, c := range run.Collections {
+			known = known || (c != nil && c.Coverage != nil)
+		}
+		if !known {
+			return &Error{Code: ExitFailure, Msg: "--min-coverage: no coverage is known: no server listed its tools, prompts or resources",
+				Hint: "check that the servers connect and answer tools/list"}
+		}
+		return nil
+	}
+	if got := result.Percent(e, a); got < min {
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("coverage %.1f%% (%d of %d advertised tools, prompts and resources exercised) is below --min-coverage %g%%", got, e, a, min),
+			Hint: "the report lists what was never exercised; add tests for it, or lower --min-coverage"}
 	}
 	return nil
 }
@@ -588,7 +657,7 @@ func noTestSelected(cfg *testConfig, cols []*collection.Collection) error {
 // nothing), else stderr so a JSON or XML document on stdout stays clean.
 func (a *app) noteWriter(cfg *testConfig) io.Writer {
 	for _, r := range cfg.reporters {
-		if r.path == "" && r.name != "console" {
+		if r.path == "" && r.stream != reporters.StreamsProgress {
 			return a.io.Stderr
 		}
 	}

@@ -19,7 +19,7 @@ func (a *app) testserverCommand() *cli.Command {
 		// The reference server parses its own flags.
 		SkipFlagParsing: true,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			code := mcptest.RunCommand(ctx, cmd.Args().Slice(), a.io.Stdin, a.io.Stdout, a.io.Stderr)
+			code := mcptest.RunCommand(ctx, cmd.Args().Slice(), a.term.Stdin, a.term.Stdout, a.term.Stderr)
 			if code == 0 {
 				return nil
 			}

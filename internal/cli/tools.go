@@ -34,9 +34,11 @@ func (a *app) tools(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Present() {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
 	}
-	f := readServerFlags(cmd)
+	f := a.serverFlags(cmd)
 	var out toolsJSON
+	var tg *target
 	err := a.withSession(ctx, f, "tools", func(ctx context.Context, t *target, s *session.Session) error {
+		tg = t
 		out.sessionJSON = newSessionJSON(t, s)
 		tools, err := s.ListTools(ctx)
 		if err != nil {
@@ -49,6 +51,9 @@ func (a *app) tools(ctx context.Context, cmd *cli.Command) error {
 		return printTools(a.io.Stdout, s, tools)
 	})
 	if f.JSON {
+		if tg != nil {
+			out.Findings = findingsJSON(tg.findings())
+		}
 		if err != nil {
 			out.failureJSON = newFailureJSON(err)
 			out.ExitCode = exitCodeOf(ctx, err)

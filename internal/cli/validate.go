@@ -46,7 +46,9 @@ func (a *app) validate(ctx context.Context, cmd *cli.Command) error {
 	}
 	ropts := &runner.Options{Vars: vars, EnvFile: envFile, Environment: cmd.String("env"), LookupEnv: os.LookupEnv,
 		Executable: a.io.Executable, ConnectTimeout: cmd.Duration("connect-timeout")}
-	cols, err := loadCollections(paths, ropts.LoadOptions(), "validate")
+	lo := ropts.LoadOptions()
+	lo.Masker = a.masker
+	cols, err := loadCollections(paths, lo, "validate")
 	if err != nil {
 		return err
 	}

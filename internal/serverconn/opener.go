@@ -11,6 +11,8 @@ import (
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
+	"github.com/mcpspec/mcpspec/session/transport/sse"
+	"github.com/mcpspec/mcpspec/session/transport/streamable"
 )
 
 // DialFunc returns the dialer of one session; stderrPath is the file a child process's stderr
@@ -62,6 +64,11 @@ type Conn struct {
 	Process transport.Process
 	// StderrPath is the file holding the child's stderr, or "".
 	StderrPath string
+	// Transport is the transport the session runs on: for an http(s) SPEC (spec.Auto),
+	// spec.HTTP or spec.SSE, whichever the handshake settled on.
+	Transport spec.Transport
+	// Findings collects what the server sent on this session that answered no request.
+	Findings *Findings
 
 	op *Opener
 }
@@ -91,6 +98,13 @@ func (op *Opener) Negotiated() string {
 // interruption), every later call returns that failure at once: a server that cannot start is
 // started once. A failure is an [*Error] with a category and a hint.
 func (op *Opener) Open(ctx context.Context) (*Conn, error) {
+	return op.OpenWith(ctx, nil)
+}
+
+// OpenWith is [Opener.Open] with session options of its own: adjust, when not nil, changes a
+// copy of the opener's (a detector turns on the hang detector for its sessions this way). The
+// session still pins the version the first session negotiated, unless adjust pins another.
+func (op *Opener) OpenWith(ctx context.Context, adjust func(*session.Options)) (*Conn, error) {
 	op.mu.Lock()
 	isFirst := !op.started
 	op.started = true
@@ -108,7 +122,7 @@ func (op *Opener) Open(ctx context.Context) (*Conn, error) {
 			return nil, op.interrupted("before connecting")
 		}
 	}
-	c, err := op.open(ctx)
+	c, err := op.open(ctx, adjust)
 	if isFirst {
 		op.mu.Lock()
 		if ctx.Err() == nil {
@@ -126,7 +140,7 @@ func (op *Opener) interrupted(when string) *Error {
 	return &Error{Category: session.Cancelled, Op: "the handshake", Msg: "interrupted " + when, Err: context.Canceled}
 }
 
-func (op *Opener) open(ctx context.Context) (*Conn, error) {
+func (op *Opener) open(ctx context.Context, adjust func(*session.Options)) (*Conn, error) {
 	n := int(op.opened.Add(1))
 	stderrPath := ""
 	if op.o.StderrFile != nil {
@@ -145,6 +159,9 @@ func (op *Opener) open(ctx context.Context) (*Conn, error) {
 	if so.ProtocolVersion == "" {
 		so.ProtocolVersion = op.Negotiated()
 	}
+	if adjust != nil {
+		adjust(&so)
+	}
 	// The handshake is bounded by ctx's deadline too: name the limit that applied.
 	limit, byCaller := so.ConnectTimeout, false
 	if limit <= 0 {
@@ -157,8 +174,10 @@ func (op *Opener) open(ctx context.Context) (*Conn, error) {
 	}
 	// The first malformed frame often explains a failed handshake (logging on stdout).
 	var firstBad atomic.Pointer[session.Finding]
+	findings := &Findings{}
 	next := so.OnFinding
 	so.OnFinding = func(f session.Finding) {
+		findings.add(f)
 		if f.Category == session.Malformed {
 			firstBad.CompareAndSwap(nil, &f)
 		}
@@ -174,7 +193,7 @@ func (op *Opener) open(ctx context.Context) (*Conn, error) {
 		}
 		return nil, op.connectError(ctx, err, limit, byCaller, bad, stderrPath)
 	}
-	c := &Conn{Session: s, N: n, StderrPath: stderrPath, op: op}
+	c := &Conn{Session: s, N: n, StderrPath: stderrPath, Transport: settled(op.o.Info.Transport, s.Conn()), Findings: findings, op: op}
 	if proc, ok := s.Conn().(transport.Process); ok {
 		c.Process = proc
 		if p := proc.StderrPath(); p != "" {
@@ -187,6 +206,21 @@ func (op *Opener) open(ctx context.Context) (*Conn, error) {
 	}
 	op.mu.Unlock()
 	return c, nil
+}
+
+// settled names the transport of conn, resolving spec.Auto by the connection the session
+// kept: Streamable HTTP, or the legacy HTTP+SSE it fell back to.
+func settled(t spec.Transport, conn transport.Conn) spec.Transport {
+	if t != spec.Auto {
+		return t
+	}
+	switch conn.(type) {
+	case *sse.Conn:
+		return spec.SSE
+	case *streamable.Conn:
+		return spec.HTTP
+	}
+	return t
 }
 
 // configError describes a server definition the dialer refused.
@@ -222,3 +256,7 @@ func SpecDial(s string, so *spec.Options) (DialFunc, spec.Info, error) {
 		return d, nil
 	}, info, nil
 }
+
+// Options returns the options the opener was made with (the load engine opens fresh openers
+// from them for cold starts).
+func (op *Opener) Options() Options { return op.o }

@@ -117,6 +117,39 @@ func TestOpenerForgetsAnInterruptedFirstOpen(t *testing.T) {
 	c.Close()
 }
 
+// TestOpenWithAdjustsOneSession checks that OpenWith's options reach its session (a hang
+// detector turned on makes a hung call a Deadlock, not a Timeout of the opener's 2s) and that
+// a later plain session still pins the version the first one negotiated.
+func TestOpenWithAdjustsOneSession(t *testing.T) {
+	srv := mcptest.NewServer(&mcptest.Options{HangFirstCall: true})
+	defer srv.Close()
+	op := newOpener(t, srv.URL, nil, Options{Session: session.Options{RequestTimeout: 2 * time.Second}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := op.OpenWith(ctx, func(o *session.Options) {
+		o.HangThreshold, o.HangGrace = 100*time.Millisecond, 100*time.Millisecond
+	})
+	if err != nil {
+		t.Fatalf("OpenWith: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "x"}, nil); session.CategoryOf(err) != session.Deadlock {
+		t.Errorf("hung call on the adjusted session: %v, want Deadlock", err)
+	}
+	plain, err := op.Open(ctx)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer plain.Close()
+	if plain.ProtocolVersion() != c.ProtocolVersion() {
+		t.Errorf("plain session speaks %s, the first one %s: the version is not pinned", plain.ProtocolVersion(), c.ProtocolVersion())
+	}
+	// The first tools/call of the server hung already; this one is answered.
+	if _, err := plain.CallTool(ctx, "echo", map[string]any{"text": "x"}, &session.CallOptions{Timeout: 100 * time.Millisecond}); err != nil {
+		t.Errorf("second call: %v", err)
+	}
+}
+
 func TestOpenerStderrFilesAndCrashHint(t *testing.T) {
 	dir := t.TempDir()
 	op := newOpener(t, `sh -c 'echo "fatal: no config" >&2; exit 3'`, nil, Options{

@@ -455,7 +455,7 @@ func (c *Conn) Close() error {
 		sid := c.sessionID
 		c.mu.Unlock()
 		c.cancel()
-		if sid != "" {
+		if sid != "" && !c.d.KeepSession {
 			c.deleteSession(sid)
 		}
 		done := make(chan struct{})

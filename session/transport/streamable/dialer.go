@@ -62,6 +62,9 @@ type Dialer struct {
 	StreamIdleTimeout time.Duration
 	// CloseTimeout bounds Close's DELETE and its wait for the stream readers; default 2s.
 	CloseTimeout time.Duration
+	// KeepSession makes Close leave the server's session open (no DELETE), as a client that
+	// vanished would: the load engine's abandoned-session mode.
+	KeepSession bool
 }
 
 // ConnBufferSize is the size of the read buffer and of the write buffer that [NewClient]'s

@@ -1,0 +1,329 @@
+// Package deadlock probes a server for deadlocks that only concurrency shows: the class of
+// lazy-initialization bugs in which a server answers every call made one at a time and hangs
+// forever once several arrive together.
+//
+// For each tool (one named, or every tool the server lists, with arguments made up from its
+// inputSchema) the probe makes the call a few times one after another on a control session,
+// then N times at once — released together by a barrier — on a fresh session, each call under
+// the session's hang detector: answered within the hang threshold is ok, later but within the
+// grace period is slow, never is a deadlock. A call given up while the server kept answering
+// the others is slow too (queued behind them), so a server that merely handles calls one at a
+// time is not called deadlocked. Comparing the two runs gives the diagnosis ("passes
+// sequentially, deadlocks under 16 concurrent calls"). A last variant fires the calls together
+// with tools/list right after the handshake, on a fresh session. Over Streamable HTTP every
+// call is a POST of its own within one MCP session.
+//
+// A deadlocked session is closed (a child server is killed) before the probe goes on; on a
+// server shared by every session (a network server) the probe stops at the first deadlock.
+package deadlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcpspec/mcpspec/detect/barrier"
+	"github.com/mcpspec/mcpspec/detect/internal/calls"
+	"github.com/mcpspec/mcpspec/detect/internal/synth"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/session"
+)
+
+// Defaults of [Options].
+const (
+	DefaultConcurrency = 16
+	DefaultHangAfter   = 5 * time.Second
+	DefaultGrace       = 10 * time.Second
+	DefaultSequential  = 3
+	DefaultMaxTools    = 100
+	// MaxConcurrency bounds Options.Concurrency.
+	MaxConcurrency = 1000
+)
+
+// Options tunes a probe. Zero fields take the defaults.
+type Options struct {
+	// Tool is the tool to probe; "" probes every tool Select allows.
+	Tool string
+	// Args are Tool's arguments; nil makes them up from the tool's inputSchema.
+	Args map[string]any
+	// Concurrency is how many calls are released together (default 16).
+	Concurrency int
+	// HangAfter is the hang threshold: a call unanswered after it is hung (default 5s).
+	HangAfter time.Duration
+	// Grace is how long a hung call may still be answered (slow) before it is a deadlock
+	// (default 10s).
+	Grace time.Duration
+	// Sequential is how many calls the control run makes one after another (default 3); it
+	// stops at the first that is not answered in time.
+	Sequential int
+	// Select says which tools a probe of every tool calls.
+	Select calls.Selection
+	// MaxTools bounds how many tools a probe of every tool calls (default 100).
+	MaxTools int
+	// SkipListRace turns off the variant in which the calls race tools/list.
+	SkipListRace bool
+}
+
+func (o *Options) withDefaults() Options {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.Concurrency <= 0 {
+		v.Concurrency = DefaultConcurrency
+	}
+	v.Concurrency = min(v.Concurrency, MaxConcurrency)
+	if v.HangAfter <= 0 {
+		v.HangAfter = DefaultHangAfter
+	}
+	if v.Grace <= 0 {
+		v.Grace = DefaultGrace
+	}
+	if v.Sequential <= 0 {
+		v.Sequential = DefaultSequential
+	}
+	if v.MaxTools <= 0 {
+		v.MaxTools = DefaultMaxTools
+	}
+	return v
+}
+
+// Verdicts of a probe and of a report.
+const (
+	// VerdictOK: every call was answered (some perhaps slow, but no more than alone).
+	VerdictOK = "ok"
+	// VerdictSlow: no deadlock, but concurrency made more than half the calls slow.
+	VerdictSlow = "slow"
+	// VerdictDeadlock: a call was never answered while the server answered nothing else.
+	VerdictDeadlock = "deadlock"
+	// VerdictCrash: the server went away during a call.
+	VerdictCrash = "crash"
+	// VerdictIncomplete: the probe was stopped (time limit, interruption) before it finished.
+	VerdictIncomplete = "incomplete"
+	// VerdictClean is a report's verdict when no probe found a deadlock or a crash.
+	VerdictClean = "clean"
+)
+
+// Run probes the server op opens. It fails only when the probe cannot be carried out: the
+// server cannot be reached, it does not list its tools, or Options.Tool is not among them (an
+// [*calls.UnknownToolError]). What it finds is in the report.
+func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, error) {
+	o := opts.withDefaults()
+	p := &prober{op: op, o: o}
+	r := &Report{Concurrency: o.Concurrency, HangAfterMs: o.HangAfter.Milliseconds(), GraceMs: o.Grace.Milliseconds()}
+	start := time.Now()
+	defer func() { r.Duration = time.Since(start) }()
+
+	control, err := p.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { control.close() }()
+	r.Server = control.c.ServerInfo()
+	r.ProtocolVersion = control.c.ProtocolVersion()
+
+	sent := time.Now()
+	tools, err := control.c.ListTools(ctx)
+	if err != nil {
+		lo := calls.FromRequest(0, "tools/list", sent, time.Time{}, err)
+		if lo.Class != calls.Deadlock && lo.Class != calls.Crash {
+			return nil, fmt.Errorf("deadlock probe: tools/list: %w", err)
+		}
+		pr := Probe{Name: "tools/list", Method: "tools/list", Sequential: []calls.Outcome{lo}, Verdict: string(lo.Class),
+			Diagnosis: "tools/list is never answered, even alone: the server is stuck before any tool runs"}
+		if lo.Class == calls.Crash {
+			pr.Diagnosis = "the server went away on tools/list: " + lo.Message
+		}
+		r.Probes = append(r.Probes, pr)
+		r.tally()
+		return r, nil
+	}
+	chosen, skipped, err := p.choose(tools)
+	if err != nil {
+		return nil, err
+	}
+	r.Skipped = skipped
+
+	for i, t := range chosen {
+		if ctx.Err() != nil {
+			r.stopped(ctx, chosen[i:])
+			break
+		}
+		args, from := p.argsFor(t)
+		pr := Probe{Name: t.Name, Method: "tools/call", Tool: t.Name, Args: args, ArgsFrom: from}
+		control = p.sequential(ctx, control, &pr)
+		shared := p.concurrent(ctx, &pr)
+		r.Probes = append(r.Probes, pr)
+		if pr.Verdict == VerdictDeadlock && shared {
+			for _, rest := range chosen[i+1:] {
+				r.Skipped = append(r.Skipped, calls.Skipped{Tool: rest.Name,
+					Reason: fmt.Sprintf("not probed: %s deadlocked the server, which every session shares", t.Name)})
+			}
+			r.Notes = append(r.Notes, "the server is shared by every session (a network server): the probe stopped at the first deadlock, as the server may stay wedged")
+			r.tally()
+			return r, nil
+		}
+	}
+	if !o.SkipListRace && len(chosen) > 0 && ctx.Err() == nil {
+		pr := p.listRace(ctx, chosen)
+		r.Probes = append(r.Probes, pr)
+	}
+	if ctx.Err() != nil && r.Incomplete == "" {
+		r.Incomplete = "stopped before the end: " + context.Cause(ctx).Error()
+	}
+	r.tally()
+	return r, nil
+}
+
+// prober carries what every step of one run shares.
+type prober struct {
+	op *serverconn.Opener
+	o  Options
+}
+
+// conn is one session of the probe.
+type conn struct {
+	c *serverconn.Conn
+	// broken: the session is gone or wedged; it is closed and not used again.
+	broken bool
+}
+
+func (c *conn) close() {
+	if c != nil && c.c != nil {
+		_ = c.c.Close()
+	}
+}
+
+// open opens a session with the hang detector on.
+func (p *prober) open(ctx context.Context) (*conn, error) {
+	c, err := p.op.OpenWith(ctx, func(so *session.Options) {
+		so.HangThreshold, so.HangGrace = p.o.HangAfter, p.o.Grace
+		// The hang detector decides, never the request timeout.
+		so.RequestTimeout = max(so.RequestTimeout, p.o.HangAfter+p.o.Grace+time.Second)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c: c}, nil
+}
+
+// choose picks the tools to probe.
+func (p *prober) choose(tools []session.Tool) ([]session.Tool, []calls.Skipped, error) {
+	if p.o.Tool != "" {
+		t, err := calls.Find(tools, p.o.Tool)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []session.Tool{t}, nil, nil
+	}
+	chosen, skipped := p.o.Select.Select(tools)
+	if len(chosen) > p.o.MaxTools {
+		for _, t := range chosen[p.o.MaxTools:] {
+			skipped = append(skipped, calls.Skipped{Tool: t.Name, Reason: fmt.Sprintf("over the limit of %d tools", p.o.MaxTools)})
+		}
+		chosen = chosen[:p.o.MaxTools]
+	}
+	return chosen, skipped, nil
+}
+
+// argsFor returns the arguments to call t with and where they come from.
+func (p *prober) argsFor(t session.Tool) (map[string]any, string) {
+	if p.o.Tool != "" && p.o.Args != nil {
+		return p.o.Args, "given"
+	}
+	return synth.Args(t.InputSchema), "inputSchema"
+}
+
+// sequential makes the control calls on control (reopened first if a previous probe broke
+// it) and returns the control session to use next.
+func (p *prober) sequential(ctx context.Context, control *conn, pr *Probe) *conn {
+	if control == nil || control.broken {
+		control.close()
+		c, err := p.open(ctx)
+		if err != nil {
+			pr.Sequential = append(pr.Sequential, calls.Outcome{Method: "tools/call", Tool: pr.Tool, Class: calls.Failed,
+				Message: "could not open a control session: " + err.Error()})
+			return &conn{broken: true}
+		}
+		control = c
+	}
+	for i := range p.o.Sequential {
+		sent := time.Now()
+		res, err := control.c.CallTool(ctx, pr.Tool, pr.Args, nil)
+		out := calls.FromTool(i, pr.Tool, sent, res, err)
+		pr.Sequential = append(pr.Sequential, out)
+		if out.Class == calls.Deadlock || out.Class == calls.Crash {
+			control.broken = true
+		}
+		if out.Class != calls.OK || ctx.Err() != nil {
+			break
+		}
+	}
+	return control
+}
+
+// concurrent releases Concurrency calls of the probe's tool together on a fresh session and
+// judges the probe. It reports whether the server is shared by every session (no process of
+// its own), which matters after a deadlock.
+func (p *prober) concurrent(ctx context.Context, pr *Probe) (shared bool) {
+	c, err := p.open(ctx)
+	if err != nil {
+		pr.Verdict, pr.Diagnosis = VerdictIncomplete, "could not open a session for the concurrent calls: "+err.Error()
+		return false
+	}
+	defer c.close()
+	shared = c.c.Process == nil
+	pr.Concurrent = burst(ctx, c.c, p.o.Concurrency, func(int) (string, map[string]any) { return pr.Tool, pr.Args }, -1)
+	calls.Requeue(pr.Concurrent, p.o.HangAfter)
+	p.judge(ctx, c, pr)
+	return shared
+}
+
+// listRace fires tools/list and Concurrency tools/calls together on a fresh session, right
+// after its handshake: the calls spread over the chosen tools in turn.
+func (p *prober) listRace(ctx context.Context, chosen []session.Tool) Probe {
+	pr := Probe{Name: "tools/list race", Method: "tools/list+tools/call"}
+	args := make([]map[string]any, len(chosen))
+	for i, t := range chosen {
+		args[i], _ = p.argsFor(t)
+	}
+	c, err := p.open(ctx)
+	if err != nil {
+		pr.Verdict, pr.Diagnosis = VerdictIncomplete, "could not open a session: "+err.Error()
+		return pr
+	}
+	defer c.close()
+	pr.Concurrent = burst(ctx, c.c, p.o.Concurrency+1, func(i int) (string, map[string]any) {
+		k := (i - 1) % len(chosen)
+		return chosen[k].Name, args[k]
+	}, 0)
+	calls.Requeue(pr.Concurrent, p.o.HangAfter)
+	p.judge(ctx, c, &pr)
+	return pr
+}
+
+// burst releases n requests together on s: request list (if ≥ 0) is tools/list, the others
+// tools/calls of what(i).
+func burst(ctx context.Context, s *serverconn.Conn, n int, what func(i int) (string, map[string]any), list int) []calls.Outcome {
+	out := make([]calls.Outcome, n) // each goroutine writes its own index
+	barrier.Go(ctx, n, func(ctx context.Context, i int) {
+		sent := time.Now()
+		var o calls.Outcome
+		if i == list {
+			_, err := s.ListTools(ctx)
+			o = calls.FromRequest(i, "tools/list", sent, time.Now(), err)
+		} else {
+			tool, args := what(i)
+			res, err := s.CallTool(ctx, tool, args, nil)
+			o = calls.FromTool(i, tool, sent, res, err)
+		}
+		out[i] = o
+	})
+	for i := range out {
+		if out[i].Method == "" {
+			// The run ended before this call was released.
+			out[i] = calls.Outcome{Index: i, Method: "tools/call", Class: calls.Failed, Message: "not sent: " + context.Cause(ctx).Error()}
+		}
+	}
+	return out
+}

@@ -1,0 +1,188 @@
+package deadlock_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpspec/mcpspec/detect/deadlock"
+	"github.com/mcpspec/mcpspec/detect/internal/calls"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/mcptest"
+	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/spec"
+)
+
+// opener opens sessions to one SPEC.
+func opener(t *testing.T, s string) *serverconn.Opener {
+	t.Helper()
+	dial, info, err := serverconn.SpecDial(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second}})
+}
+
+// tcpServer starts a reference server over TCP and returns its SPEC: every session shares it.
+func tcpServer(t *testing.T, o *mcptest.Options) string {
+	t.Helper()
+	srv := mcptest.NewTCPServer(o)
+	t.Cleanup(srv.Close)
+	return "tcp://" + srv.Addr
+}
+
+// freshServers returns an opener whose every session gets a reference server of its own, as
+// a stdio server gets a process of its own.
+func freshServers(t *testing.T, o *mcptest.Options) *serverconn.Opener {
+	t.Helper()
+	return serverconn.New(serverconn.Options{
+		Dial: func(string) (transport.Dialer, error) {
+			srv := mcptest.NewTCPServer(o)
+			t.Cleanup(srv.Close)
+			d, _, err := spec.Parse("tcp://"+srv.Addr, nil)
+			return d, err
+		},
+		Session: session.Options{ConnectTimeout: 10 * time.Second},
+	})
+}
+
+func run(t *testing.T, op *serverconn.Opener, o *deadlock.Options) *deadlock.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := deadlock.Run(ctx, op, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var b strings.Builder
+	_ = r.WriteText(&b)
+	t.Logf("report:\n%s", b.String())
+	return r
+}
+
+func TestHealthyServerHasNoDeadlockAndNoHang(t *testing.T) {
+	for _, c := range []struct{ name, spec string }{
+		{"tcp", tcpServer(t, nil)},
+		{"streamable http", func() string { s := mcptest.NewServer(nil); t.Cleanup(s.Close); return s.URL }()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, opener(t, c.spec), nil)
+			if r.Verdict != deadlock.VerdictClean || r.DeadlockCount != 0 || r.HangCount != 0 || r.Found() {
+				t.Errorf("verdict %s, deadlock_count %d, hang_count %d; want clean, 0, 0", r.Verdict, r.DeadlockCount, r.HangCount)
+			}
+			probed := map[string]bool{}
+			for _, p := range r.Probes {
+				probed[p.Name] = true
+				if p.Name != "tools/list race" && (len(p.Sequential) != deadlock.DefaultSequential || len(p.Concurrent) != deadlock.DefaultConcurrency) {
+					t.Errorf("%s: %d sequential, %d concurrent calls", p.Name, len(p.Sequential), len(p.Concurrent))
+				}
+			}
+			for _, want := range []string{"echo", "add", "slow", "error", "tools/list race"} {
+				if !probed[want] {
+					t.Errorf("%s not probed (probes: %v)", want, probed)
+				}
+			}
+			for _, tc := range r.Tests() {
+				if tc.Status != result.Passed {
+					t.Errorf("test %s: %s", tc.Name, tc.Status)
+				}
+			}
+		})
+	}
+}
+
+func TestConcurrentOnlyHangIsADeadlockWithItsDiagnosis(t *testing.T) {
+	for _, c := range []struct{ name, spec string }{
+		{"tcp", tcpServer(t, &mcptest.Options{HangWhenConcurrent: true})},
+		{"streamable http", func() string {
+			s := mcptest.NewServer(&mcptest.Options{HangWhenConcurrent: true})
+			t.Cleanup(s.Close)
+			return s.URL
+		}()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, opener(t, c.spec), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50},
+				HangAfter: 300 * time.Millisecond, Grace: 300 * time.Millisecond, Concurrency: 8})
+			if r.Verdict != deadlock.VerdictDeadlock || !r.Found() {
+				t.Fatalf("verdict %s, want deadlock", r.Verdict)
+			}
+			p := r.Probes[0]
+			if want := "passes sequentially (3 of 3 answered"; !strings.Contains(p.Diagnosis, want) || !strings.Contains(p.Diagnosis, "deadlocks under 8 concurrent calls") {
+				t.Errorf("diagnosis %q", p.Diagnosis)
+			}
+			if r.DeadlockCount < 2 || r.HangCount < r.DeadlockCount {
+				t.Errorf("deadlock_count %d, hang_count %d", r.DeadlockCount, r.HangCount)
+			}
+			if !strings.Contains(p.AfterDeadlock, "ping answered") {
+				t.Errorf("after the deadlock: %q, want ping still answered (only tools/call hangs)", p.AfterDeadlock)
+			}
+			tests := r.Tests()
+			if tests[0].Status != result.Failed || len(tests[0].Failures) != 1 || !strings.Contains(tests[0].Failures[0].Actual, "deadlocked") {
+				t.Errorf("test case %+v", tests[0])
+			}
+		})
+	}
+}
+
+func TestLazyInitDeadlockShowsOnlyUnderConcurrency(t *testing.T) {
+	op := freshServers(t, &mcptest.Options{LazyInitDeadlock: 300 * time.Millisecond})
+	r := run(t, op, &deadlock.Options{Tool: "echo", HangAfter: time.Second, Grace: 500 * time.Millisecond})
+	if r.Verdict != deadlock.VerdictDeadlock {
+		t.Fatalf("verdict %s, want deadlock", r.Verdict)
+	}
+	p := r.Probes[0]
+	if c := calls.Count(p.Sequential); c.OK != 3 {
+		t.Errorf("sequential calls %+v, want 3 answered", c)
+	}
+	if c := calls.Count(p.Concurrent); c.Deadlock != deadlock.DefaultConcurrency {
+		t.Errorf("concurrent calls %+v, want all %d deadlocked", c, deadlock.DefaultConcurrency)
+	}
+	if p.ArgsFrom != "inputSchema" || p.Args["text"] != "mcpspec" {
+		t.Errorf("args %v from %s, want made up from the inputSchema", p.Args, p.ArgsFrom)
+	}
+}
+
+func TestSerializingServerIsSlowNotDeadlocked(t *testing.T) {
+	// One call at a time, 300ms each: 8 calls need 2.4s, far past 500ms + 500ms. The calls
+	// given up are still not deadlocks: the server kept answering during their grace.
+	s := tcpServer(t, &mcptest.Options{Serialize: true})
+	r := run(t, opener(t, s), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 300},
+		HangAfter: 500 * time.Millisecond, Grace: 500 * time.Millisecond, Concurrency: 8, SkipListRace: true})
+	if r.Found() || r.DeadlockCount != 0 {
+		t.Fatalf("verdict %s with %d deadlocks: a serializing server is not deadlocked", r.Verdict, r.DeadlockCount)
+	}
+	if r.SlowCount == 0 {
+		t.Errorf("slow_count 0: the queued calls should count as slow")
+	}
+}
+
+func TestUnknownToolAndSelection(t *testing.T) {
+	s := tcpServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := deadlock.Run(ctx, opener(t, s), &deadlock.Options{Tool: "nope"})
+	if ute, ok := err.(*calls.UnknownToolError); !ok || len(ute.Available) == 0 {
+		t.Fatalf("Run with an unknown tool: %v, want an UnknownToolError listing the tools", err)
+	}
+	r := run(t, opener(t, s), &deadlock.Options{Select: calls.Selection{Skip: []string{"slow", "flaky"}}, SkipListRace: true, Concurrency: 2})
+	for _, p := range r.Probes {
+		if p.Name == "slow" || p.Name == "flaky" || p.Name == "tools/list race" {
+			t.Errorf("probed %s", p.Name)
+		}
+	}
+	if len(r.Skipped) != 2 {
+		t.Errorf("skipped %+v", r.Skipped)
+	}
+}
+
+func TestCallThatHangsAloneIsADeadlock(t *testing.T) {
+	s := tcpServer(t, &mcptest.Options{HangFirstCall: true})
+	r := run(t, opener(t, s), &deadlock.Options{Tool: "echo", HangAfter: 200 * time.Millisecond, Grace: 200 * time.Millisecond, SkipListRace: true})
+	// The first tools/call of the server hangs even alone.
+	if r.Verdict != deadlock.VerdictDeadlock || !strings.Contains(r.Probes[0].Diagnosis, "even when called alone") {
+		t.Errorf("verdict %s, diagnosis %q", r.Verdict, r.Probes[0].Diagnosis)
+	}
+}

@@ -1,0 +1,220 @@
+package deadlock
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpspec/mcpspec/detect/internal/calls"
+	"github.com/mcpspec/mcpspec/session"
+)
+
+// Report is what a probe found. Its JSON form is the `--json` output of `mcpspec deadlock`.
+type Report struct {
+	Server          session.Implementation `json:"serverInfo"`
+	ProtocolVersion string                 `json:"protocolVersion,omitempty"`
+	Concurrency     int                    `json:"concurrency"`
+	HangAfterMs     int64                  `json:"hangAfterMs"`
+	GraceMs         int64                  `json:"graceMs"`
+	// Verdict is VerdictDeadlock, VerdictCrash, VerdictSlow, VerdictClean or VerdictIncomplete.
+	Verdict string `json:"verdict"`
+	// DeadlockCount counts calls never answered; HangCount calls that passed the hang
+	// threshold (slow or deadlocked); SlowCount those answered late (or queued).
+	DeadlockCount int `json:"deadlock_count"`
+	HangCount     int `json:"hang_count"`
+	SlowCount     int `json:"slow_count"`
+	OKCount       int `json:"ok_count"`
+	CrashCount    int `json:"crash_count"`
+	FailedCount   int `json:"failed_count"`
+	// Probes holds one probe per tool, then the tools/list race.
+	Probes  []Probe         `json:"probes"`
+	Skipped []calls.Skipped `json:"skipped,omitempty"`
+	// Incomplete says why the probe stopped before the end, if it did.
+	Incomplete string        `json:"incomplete,omitempty"`
+	Notes      []string      `json:"notes,omitempty"`
+	Duration   time.Duration `json:"-"`
+}
+
+// Probe is one tool's probe (or the tools/list race).
+type Probe struct {
+	Name   string `json:"name"`
+	Method string `json:"method"`
+	Tool   string `json:"tool,omitempty"`
+	// Args are the arguments sent; ArgsFrom is "given" or "inputSchema" (made up from it).
+	Args     map[string]any `json:"args,omitempty"`
+	ArgsFrom string         `json:"argsFrom,omitempty"`
+	// Sequential are the control calls, one after another; Concurrent the calls released
+	// together.
+	Sequential []calls.Outcome `json:"sequential,omitempty"`
+	Concurrent []calls.Outcome `json:"concurrent"`
+	Verdict    string          `json:"verdict"`
+	Diagnosis  string          `json:"diagnosis"`
+	// AfterDeadlock says whether the session still answered ping once calls had deadlocked.
+	AfterDeadlock string `json:"afterDeadlock,omitempty"`
+}
+
+// Found reports whether the probe found a bug: a deadlock or a crash.
+func (r *Report) Found() bool { return r.Verdict == VerdictDeadlock || r.Verdict == VerdictCrash }
+
+// Findings returns the probes that found a bug.
+func (r *Report) Findings() []Probe {
+	var out []Probe
+	for _, p := range r.Probes {
+		if p.Verdict == VerdictDeadlock || p.Verdict == VerdictCrash {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// judge sets the probe's verdict and diagnosis from its sequential and concurrent calls.
+func (p *prober) judge(ctx context.Context, c *conn, pr *Probe) {
+	seq, con := calls.Count(pr.Sequential), calls.Count(pr.Concurrent)
+	n := len(pr.Concurrent)
+	alone := p.aloneSummary(pr)
+	under := fmt.Sprintf("under %d concurrent calls", n)
+	if pr.Sequential == nil {
+		under = fmt.Sprintf("when %d tools/calls race tools/list right after the handshake", n-1)
+	}
+	switch {
+	case con.Deadlock > 0:
+		pr.Verdict = VerdictDeadlock
+		stuck := fmt.Sprintf("%d of %d never answered", con.Deadlock, n)
+		switch {
+		case pr.Sequential == nil:
+			pr.Diagnosis = fmt.Sprintf("deadlocks %s (%s; %s)", under, stuck, names(pr.Concurrent, calls.Deadlock))
+		case seq.Deadlock > 0:
+			pr.Diagnosis = fmt.Sprintf("deadlocks even when called alone, and %s (%s)", under, stuck)
+		case seq.Slow > 0:
+			pr.Diagnosis = fmt.Sprintf("slow alone (%s), deadlocks %s (%s)", alone, under, stuck)
+		default:
+			pr.Diagnosis = fmt.Sprintf("passes sequentially (%s), deadlocks %s (%s)", alone, under, stuck)
+		}
+		pr.AfterDeadlock = p.ping(ctx, c)
+		c.broken = true
+	case con.Crash > 0 || seq.Crash > 0:
+		pr.Verdict = VerdictCrash
+		if seq.Crash > 0 {
+			pr.Diagnosis = "the server went away on a single call: " + first(pr.Sequential, calls.Crash)
+		} else {
+			pr.Diagnosis = fmt.Sprintf("passes sequentially (%s), the server went away %s (%d of %d calls): %s", alone, under, con.Crash, n, first(pr.Concurrent, calls.Crash))
+		}
+	case seq.Deadlock > 0:
+		pr.Verdict = VerdictDeadlock
+		pr.Diagnosis = fmt.Sprintf("deadlocks even when called alone (no answer within %s + %s grace), while %d concurrent calls on a fresh session were answered", p.o.HangAfter, p.o.Grace, n)
+	case con.Slow > 0 && seq.Slow > 0:
+		pr.Verdict = VerdictOK
+		pr.Diagnosis = fmt.Sprintf("slow alone (%s) and slow %s (%d of %d answered late), never stuck", alone, under, con.Slow, n)
+	case con.Slow*2 > n:
+		pr.Verdict = VerdictSlow
+		pr.Diagnosis = fmt.Sprintf("concurrency degrades latency: %d of %d calls slow (answered after %s, or queued behind the others) %s, none alone (%s)", con.Slow, n, p.o.HangAfter, under, alone)
+	default:
+		pr.Verdict = VerdictOK
+		pr.Diagnosis = fmt.Sprintf("%d of %d answered %s (slowest %s)", con.OK+con.Slow, n, under, round(calls.MaxLatency(pr.Concurrent)))
+		if con.Slow > 0 {
+			pr.Diagnosis += fmt.Sprintf(", %d after the hang threshold", con.Slow)
+		}
+	}
+	if con.Failed > 0 && pr.Verdict != VerdictDeadlock {
+		pr.Diagnosis += fmt.Sprintf("; %d failed otherwise (%s)", con.Failed, first(pr.Concurrent, calls.Failed))
+	}
+	if ctx.Err() != nil && pr.Verdict == VerdictOK {
+		pr.Verdict, pr.Diagnosis = VerdictIncomplete, "stopped: "+context.Cause(ctx).Error()
+	}
+}
+
+// aloneSummary describes the control run: "3 of 3 answered, slowest 2ms".
+func (p *prober) aloneSummary(pr *Probe) string {
+	seq := calls.Count(pr.Sequential)
+	return fmt.Sprintf("%d of %d answered, slowest %s", seq.OK+seq.Slow, len(pr.Sequential), round(calls.MaxLatency(pr.Sequential)))
+}
+
+// ping asks a session whose calls deadlocked whether it still answers anything.
+func (p *prober) ping(ctx context.Context, c *conn) string {
+	pctx, cancel := context.WithTimeout(ctx, min(p.o.HangAfter, 5*time.Second))
+	defer cancel()
+	start := time.Now()
+	if err := c.c.Ping(pctx); err != nil {
+		return "ping unanswered too: the whole session is wedged (" + string(session.CategoryOf(err)) + ")"
+	}
+	return "ping answered in " + round(time.Since(start)).String() + ": only the tool calls are stuck"
+}
+
+// stopped marks the report incomplete and the tools not probed.
+func (r *Report) stopped(ctx context.Context, rest []session.Tool) {
+	r.Incomplete = "stopped before the end: " + context.Cause(ctx).Error()
+	for _, t := range rest {
+		r.Skipped = append(r.Skipped, calls.Skipped{Tool: t.Name, Reason: "not probed: the probe was stopped"})
+	}
+}
+
+// tally counts every call and sets the verdict.
+func (r *Report) tally() {
+	r.DeadlockCount, r.SlowCount, r.OKCount, r.CrashCount, r.FailedCount = 0, 0, 0, 0, 0
+	verdict := VerdictClean
+	for _, p := range r.Probes {
+		for _, group := range [][]calls.Outcome{p.Sequential, p.Concurrent} {
+			c := calls.Count(group)
+			r.DeadlockCount += c.Deadlock
+			r.SlowCount += c.Slow
+			r.OKCount += c.OK
+			r.CrashCount += c.Crash
+			r.FailedCount += c.Failed
+		}
+		switch {
+		case p.Verdict == VerdictDeadlock:
+			verdict = VerdictDeadlock
+		case p.Verdict == VerdictCrash && verdict != VerdictDeadlock:
+			verdict = VerdictCrash
+		case p.Verdict == VerdictSlow && verdict == VerdictClean:
+			verdict = VerdictSlow
+		}
+	}
+	r.HangCount = r.DeadlockCount + r.SlowCount
+	if verdict == VerdictClean && r.Incomplete != "" {
+		verdict = VerdictIncomplete
+	}
+	r.Verdict = verdict
+}
+
+// names lists the distinct methods/tools of the calls of class c: "tools/list, echo".
+func names(group []calls.Outcome, c calls.Class) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, o := range group {
+		if o.Class != c {
+			continue
+		}
+		n := o.Tool
+		if n == "" {
+			n = o.Method
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return "stuck: " + strings.Join(out, ", ")
+}
+
+// first returns the message of the first call of class c.
+func first(group []calls.Outcome, c calls.Class) string {
+	for _, o := range group {
+		if o.Class == c {
+			return o.Message
+		}
+	}
+	return ""
+}
+
+// round rounds d for display.
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}

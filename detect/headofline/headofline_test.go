@@ -1,0 +1,93 @@
+package headofline_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpspec/mcpspec/detect/headofline"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/mcptest"
+	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/session"
+)
+
+func server(t *testing.T, o *mcptest.Options) *serverconn.Opener {
+	t.Helper()
+	srv := mcptest.NewServer(o)
+	t.Cleanup(srv.Close)
+	dial, info, err := serverconn.SpecDial(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second}})
+}
+
+// slowEcho is the check the tests make: echo behind slow(300ms).
+func slowEcho(o *headofline.Options) *headofline.Options {
+	o.SlowTool, o.SlowArgs = "slow", map[string]any{"milliseconds": 300}
+	o.FastTool, o.FastArgs = "echo", map[string]any{"text": "fast"}
+	o.Rounds = 3
+	return o
+}
+
+func check(t *testing.T, op *serverconn.Opener, o *headofline.Options) *headofline.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := headofline.Run(ctx, op, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var b strings.Builder
+	_ = r.WriteText(&b)
+	t.Logf("report:\n%s", b.String())
+	return r
+}
+
+func TestSerializingServerIsFlagged(t *testing.T) {
+	r := check(t, server(t, &mcptest.Options{Serialize: true}), slowEcho(&headofline.Options{}))
+	if r.Verdict != headofline.VerdictSerializes || !r.Found() {
+		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
+	}
+	if p := r.Phases[0]; p.Inflation < headofline.DefaultThreshold || p.BlockedRounds*2 <= p.ValidRounds {
+		t.Errorf("phase with one slow call: %+v", p)
+	}
+	if tc := r.Tests()[0]; tc.Status != result.Failed || len(tc.Failures) != 1 {
+		t.Errorf("test case %s %+v", tc.Status, tc.Failures)
+	}
+}
+
+func TestConcurrentServerIsNotFlagged(t *testing.T) {
+	r := check(t, server(t, nil), slowEcho(&headofline.Options{}))
+	if r.Verdict != headofline.VerdictConcurrent || r.Found() {
+		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
+	}
+	// A round may be slow on a loaded machine; most must not be.
+	for _, p := range r.Phases {
+		if p.Blocked || p.BlockedRounds*2 > p.ValidRounds {
+			t.Errorf("phase %+v blocked", p)
+		}
+	}
+	if tc := r.Tests()[0]; tc.Status != result.Passed {
+		t.Errorf("test case %s", tc.Status)
+	}
+}
+
+func TestSmallWorkerPoolSaturates(t *testing.T) {
+	r := check(t, server(t, &mcptest.Options{Workers: 2}), slowEcho(&headofline.Options{SlowConcurrency: 3}))
+	if r.Verdict != headofline.VerdictSaturates || !r.Found() {
+		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
+	}
+}
+
+func TestSlowCallThatIsNotSlowIsInconclusive(t *testing.T) {
+	r := check(t, server(t, nil), &headofline.Options{SlowTool: "echo", FastTool: "echo", Rounds: 2})
+	if r.Verdict != headofline.VerdictInconclusive || r.Found() || !strings.Contains(r.Diagnosis, "pick a slower call") {
+		t.Errorf("verdict %s: %s", r.Verdict, r.Diagnosis)
+	}
+	if tc := r.Tests()[0]; tc.Status != result.Errored {
+		t.Errorf("test case %s", tc.Status)
+	}
+}

@@ -1,0 +1,184 @@
+// Package race checks that a tool answers identical calls identically when they arrive
+// together, and that concurrent calls do not see each other's arguments.
+//
+// The check calls the tool one call at a time (the control), then N times at once — released
+// together by a barrier — for a few rounds, with control calls between and after the rounds.
+// Every answer is canonicalized (key-sorted JSON, --ignore paths blanked) and flattened to its
+// leaves. A leaf that varies between control calls is volatile by design (a timestamp, an id, a
+// counter): differences there are excused, and the verdict is "non-deterministic by design".
+// A leaf that never varied one call at a time but differs under concurrency is a race. The
+// cross-talk form calls the tool with a distinct marker in one free-form string argument per
+// call: an answer that carries another call's marker is a race, unless the control calls
+// already showed the tool keeps earlier calls' arguments (shared state by design).
+package race
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/mcpspec/mcpspec/detect/barrier"
+	"github.com/mcpspec/mcpspec/detect/internal/calls"
+	"github.com/mcpspec/mcpspec/detect/internal/synth"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
+)
+
+// Defaults of [Options].
+const (
+	DefaultConcurrency = 32
+	DefaultRounds      = 3
+	DefaultSequential  = 4
+	// MaxConcurrency and MaxRounds bound the calls of a check.
+	MaxConcurrency = 1000
+	MaxRounds      = 100
+)
+
+// Options tunes a check. Zero fields take the defaults.
+type Options struct {
+	// Tool is the tool to call (required).
+	Tool string
+	// Args are its arguments; nil makes them up from the tool's inputSchema.
+	Args map[string]any
+	// Concurrency is how many identical calls are released together (default 32).
+	Concurrency int
+	// Rounds is how many times they are (default 3).
+	Rounds int
+	// Sequential is how many control calls are made before, between and after the rounds
+	// (default 4 each time).
+	Sequential int
+	// Ignore blanks volatile fields before answers are compared.
+	Ignore *Ignore
+	// SkipCrossTalk turns off the cross-talk form.
+	SkipCrossTalk bool
+}
+
+func (o *Options) withDefaults() Options {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.Concurrency <= 0 {
+		v.Concurrency = DefaultConcurrency
+	}
+	v.Concurrency = min(v.Concurrency, MaxConcurrency)
+	if v.Rounds <= 0 {
+		v.Rounds = DefaultRounds
+	}
+	v.Rounds = min(v.Rounds, MaxRounds)
+	if v.Sequential <= 0 {
+		v.Sequential = DefaultSequential
+	}
+	return v
+}
+
+// Verdicts of a check.
+const (
+	// VerdictRace: answers diverge only under concurrency, or one call's answer carries
+	// another call's argument.
+	VerdictRace = "race"
+	// VerdictByDesign: answers vary even one call at a time (timestamps, ids), and concurrency
+	// adds no other difference.
+	VerdictByDesign = "non-deterministic by design"
+	// VerdictDeterministic: every answer was the same.
+	VerdictDeterministic = "deterministic"
+	// VerdictIncomplete: the check was stopped before it finished.
+	VerdictIncomplete = "incomplete"
+)
+
+// Run checks op's server. It fails only when the check cannot be carried out: the server
+// cannot be reached, tools/list fails, or the tool is not listed ([*calls.UnknownToolError]).
+func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, error) {
+	o := opts.withDefaults()
+	if o.Tool == "" {
+		return nil, fmt.Errorf("race check: no tool given")
+	}
+	start := time.Now()
+	c, err := op.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("race check: tools/list: %w", err)
+	}
+	tool, err := calls.Find(tools, o.Tool)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Server: c.ServerInfo(), ProtocolVersion: c.ProtocolVersion(), Tool: o.Tool,
+		Concurrency: o.Concurrency, Rounds: o.Rounds, ArgsFrom: "given", Args: o.Args}
+	if r.Args == nil {
+		r.Args, r.ArgsFrom = synth.Args(tool.InputSchema), "inputSchema"
+	}
+	defer func() { r.Duration = time.Since(start) }()
+
+	k := &checker{c: c, o: o, tool: o.Tool}
+	k.identical(ctx, r)
+	if !o.SkipCrossTalk && ctx.Err() == nil {
+		r.CrossTalk = k.crossTalk(ctx, tool, r.Args)
+	}
+	r.decide(ctx)
+	return r, nil
+}
+
+// checker makes the calls of one check on one session.
+type checker struct {
+	c    *serverconn.Conn
+	o    Options
+	tool string
+}
+
+// identical runs the identical calls: control, then rounds with control calls between.
+func (k *checker) identical(ctx context.Context, r *Report) {
+	var seq, con []calls.Outcome
+	seq = append(seq, k.sequential(ctx, r.Args, k.o.Sequential)...)
+	for range k.o.Rounds {
+		if ctx.Err() != nil {
+			break
+		}
+		con = append(con, k.burst(ctx, func(int) map[string]any { return r.Args })...)
+		seq = append(seq, k.sequential(ctx, r.Args, k.o.Sequential)...)
+	}
+	r.compare(ctx, k.o.Ignore, seq, con)
+}
+
+// sequential makes n calls one after another.
+func (k *checker) sequential(ctx context.Context, args map[string]any, n int) []calls.Outcome {
+	var out []calls.Outcome
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		sent := time.Now()
+		res, err := k.c.CallTool(ctx, k.tool, args, nil)
+		out = append(out, calls.FromTool(i, k.tool, sent, res, err))
+	}
+	return out
+}
+
+// burst releases Concurrency calls together, call i with args(i).
+func (k *checker) burst(ctx context.Context, args func(i int) map[string]any) []calls.Outcome {
+	out := make([]calls.Outcome, k.o.Concurrency) // each goroutine writes its own index
+	barrier.Go(ctx, k.o.Concurrency, func(ctx context.Context, i int) {
+		sent := time.Now()
+		res, err := k.c.CallTool(ctx, k.tool, args(i), nil)
+		out[i] = calls.FromTool(i, k.tool, sent, res, err)
+	})
+	var sent []calls.Outcome
+	for _, o := range out {
+		if o.Method != "" {
+			sent = append(sent, o)
+		}
+	}
+	return sent
+}
+
+// newNonce returns a random hex string for the markers of one check.
+func newNonce() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

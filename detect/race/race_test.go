@@ -1,0 +1,141 @@
+package race_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpspec/mcpspec/detect/race"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/mcptest"
+	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/session"
+)
+
+// server starts a reference server over TCP and returns an opener for it.
+func server(t *testing.T, o *mcptest.Options) *serverconn.Opener {
+	t.Helper()
+	srv := mcptest.NewTCPServer(o)
+	t.Cleanup(srv.Close)
+	dial, info, err := serverconn.SpecDial("tcp://"+srv.Addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second, RequestTimeout: 20 * time.Second}})
+}
+
+func check(t *testing.T, op *serverconn.Opener, o *race.Options) *race.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := race.Run(ctx, op, o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var b strings.Builder
+	_ = r.WriteText(&b)
+	t.Logf("report:\n%s", b.String())
+	return r
+}
+
+func TestDeterministicToolIsClean(t *testing.T) {
+	r := check(t, server(t, nil), &race.Options{Tool: "echo", Args: map[string]any{"text": "hello"}})
+	if r.Verdict != race.VerdictDeterministic || r.Found() {
+		t.Errorf("verdict %s: %s", r.Verdict, r.Diagnosis)
+	}
+	if want := race.DefaultConcurrency * race.DefaultRounds; r.ConcurrentCalls != want || len(r.Groups) != 1 {
+		t.Errorf("%d concurrent calls in %d groups, want %d in 1", r.ConcurrentCalls, len(r.Groups), want)
+	}
+	if ct := r.CrossTalk; ct == nil || ct.Verdict != race.CrossTalkIsolated || !slices.Equal(ct.Fields, []string{"$.text"}) || ct.Echoes != race.DefaultConcurrency {
+		t.Errorf("cross-talk %+v, want isolated on $.text with every answer echoing its marker", ct)
+	}
+	for _, tc := range r.Tests() {
+		if tc.Status != result.Passed {
+			t.Errorf("%s: %s", tc.Name, tc.Status)
+		}
+	}
+}
+
+func TestDivergentUnderConcurrencyIsARace(t *testing.T) {
+	r := check(t, server(t, &mcptest.Options{Divergent: true}), &race.Options{Tool: "slow", Args: map[string]any{"milliseconds": 30}, Concurrency: 8, Rounds: 2})
+	if r.Verdict != race.VerdictRace || !r.Found() {
+		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
+	}
+	if !slices.Contains(r.DivergentPaths, "$.content[0].text") || len(r.VolatilePaths) != 0 {
+		t.Errorf("divergent %v, volatile %v", r.DivergentPaths, r.VolatilePaths)
+	}
+	if !strings.Contains(r.Diagnosis, "diverge only under concurrency") {
+		t.Errorf("diagnosis %q", r.Diagnosis)
+	}
+	tc := r.Tests()[0]
+	if tc.Status != result.Failed || len(tc.Failures) == 0 || !strings.Contains(tc.Failures[0].Message, "divergent #") {
+		t.Errorf("test case %s with failures %+v", tc.Status, tc.Failures)
+	}
+}
+
+func TestTimestampIsNonDeterministicByDesign(t *testing.T) {
+	r := check(t, server(t, &mcptest.Options{TimeTool: true}), &race.Options{Tool: "time", Concurrency: 8, Rounds: 2})
+	if r.Verdict != race.VerdictByDesign || r.Found() {
+		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
+	}
+	for _, p := range []string{"$.content[0].text", "$.structuredContent.time"} {
+		if !slices.Contains(r.VolatilePaths, p) {
+			t.Errorf("volatile paths %v lack %s", r.VolatilePaths, p)
+		}
+	}
+	if r.CrossTalk == nil || r.CrossTalk.Verdict != race.CrossTalkSkipped {
+		t.Errorf("cross-talk %+v, want skipped: time takes no string", r.CrossTalk)
+	}
+	// Ignoring the volatile fields makes the answers identical.
+	ig, err := race.NewIgnore([]string{"$.structuredContent.time", "$.content[*].text"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = check(t, server(t, &mcptest.Options{TimeTool: true}), &race.Options{Tool: "time", Concurrency: 8, Rounds: 1, Ignore: ig})
+	if r.Verdict != race.VerdictDeterministic {
+		t.Errorf("with --ignore: verdict %s: %s", r.Verdict, r.Diagnosis)
+	}
+}
+
+func TestCrossTalkIsARace(t *testing.T) {
+	r := check(t, server(t, &mcptest.Options{CrossTalk: true}), &race.Options{Tool: "echo", Args: map[string]any{"text": "hi"}, Concurrency: 8, Rounds: 1})
+	if r.Verdict != race.VerdictRace || r.CrossTalk == nil || r.CrossTalk.Verdict != race.CrossTalkLeak || len(r.CrossTalk.Leaks) == 0 {
+		t.Fatalf("verdict %s, cross-talk %+v", r.Verdict, r.CrossTalk)
+	}
+	if len(r.DivergentPaths) != 0 {
+		t.Errorf("identical calls diverged at %v: the shared buffer holds the same text for all", r.DivergentPaths)
+	}
+	tests := r.Tests()
+	if len(tests) != 2 || tests[1].Status != result.Failed || tests[0].Status != result.Passed {
+		t.Errorf("test cases %v %v", tests[0].Status, tests[1].Status)
+	}
+}
+
+func TestUnknownTool(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := race.Run(ctx, server(t, nil), &race.Options{Tool: "nope"}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("Run with an unknown tool: %v", err)
+	}
+}
+
+func TestUnansweredUnderConcurrencyIsARace(t *testing.T) {
+	// The server deadlocks once calls overlap: the concurrent calls time out, and so do the
+	// control calls after them; those say nothing about what varies by design.
+	srv := mcptest.NewTCPServer(&mcptest.Options{HangWhenConcurrent: true})
+	t.Cleanup(srv.Close)
+	dial, info, err := serverconn.SpecDial("tcp://"+srv.Addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second, RequestTimeout: 300 * time.Millisecond}})
+	r := check(t, op, &race.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
+	if r.Verdict != race.VerdictRace || r.Unanswered != 4 || !strings.Contains(r.Diagnosis, "got no answer at all") {
+		t.Errorf("verdict %s, unanswered %d: %s", r.Verdict, r.Unanswered, r.Diagnosis)
+	}
+	if len(r.VolatilePaths) != 0 {
+		t.Errorf("volatile paths %v: unanswered control calls must not count as variation", r.VolatilePaths)
+	}
+}

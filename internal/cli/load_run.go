@@ -1,0 +1,421 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/loadgen"
+	"github.com/mcpspec/mcpspec/loadgen/metrics"
+	"github.com/mcpspec/mcpspec/loadgen/promexport"
+	"github.com/mcpspec/mcpspec/loadgen/rundir"
+	"github.com/mcpspec/mcpspec/loadgen/threshold"
+	"github.com/mcpspec/mcpspec/session"
+)
+
+func (a *app) load(ctx context.Context, cmd *cli.Command) error {
+	f := readServerFlags(cmd)
+	servers := cmd.StringSlice("server")
+	if len(servers) > 0 {
+		f.Server = servers[0]
+	}
+	if cmd.Bool("explain") {
+		// The values are checked, so --explain also says whether a command line is right.
+		if _, err := parseRate(cmd.String("rate")); err != nil {
+			return configError(fmt.Sprintf("--rate %q: %v", cmd.String("rate"), err), "e.g. --rate 400/s")
+		}
+		if _, err := parseShard(cmd.String("shard")); err != nil {
+			return configError(fmt.Sprintf("--shard %q: %v", cmd.String("shard"), err), "e.g. --shard 1/4")
+		}
+		if _, err := threshold.ParseAll(cmd.StringSlice("threshold")); err != nil {
+			return configError(err.Error(), "e.g. --threshold 'p99<=500ms'")
+		}
+		return explainLoad(a.io.Stdout, cmd.String("scenario"))
+	}
+	colPath := cmd.String("collection")
+	switch args := cmd.Args().Slice(); {
+	case len(args) == 1 && colPath == "":
+		colPath = args[0]
+	case len(args) > 0:
+		return usageError(cmd, fmt.Errorf("unexpected arguments %q (a collection goes as the only argument or with --collection)", strings.Join(args, " ")))
+	}
+	if len(servers) > 1 {
+		return a.loadSideBySide(ctx, cmd, f, colPath, servers)
+	}
+	lr, err := a.prepareLoad(ctx, cmd, f, colPath, "")
+	if err != nil {
+		return err
+	}
+	defer lr.cleanup()
+	return a.runLoad(ctx, lr)
+}
+
+// loadRun is a load run ready to start.
+type loadRun struct {
+	cfg       loadgen.Config
+	plan      loadPlan
+	dir       string
+	json      bool
+	progress  string
+	metrics   string
+	reporters []reporterSpec
+	cleanup   func()
+	ths       []threshold.Threshold
+}
+
+// prepareLoad resolves the command line (and a collection) into a run.
+// parent, when set, is the directory the run directory goes in (instead of --out).
+func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, colPath, parent string) (*loadRun, error) {
+	lr := &loadRun{json: f.JSON, progress: cmd.String("progress"), metrics: cmd.String("metrics-addr"), cleanup: func() {}}
+	cfg := &lr.cfg
+	cfg.Scenario = strings.ReplaceAll(cmd.String("scenario"), "-", "_")
+	if cfg.Scenario == "coldStart" {
+		cfg.Scenario = loadgen.ColdStart
+	}
+	if !containsStr(loadgen.Scenarios(), cfg.Scenario) {
+		return nil, configError(fmt.Sprintf("unknown --scenario %q", cmd.String("scenario")), "use one of: "+strings.Join(loadgen.Scenarios(), ", ")+" ('mcpspec scenarios' explains them)")
+	}
+	switch lr.progress {
+	case "auto", "tty", "plain", "off":
+	default:
+		return nil, configError(fmt.Sprintf("unknown --progress %q", lr.progress), "use auto, tty, plain or off")
+	}
+	var err error
+	if cfg.Rate, err = parseRate(cmd.String("rate")); err != nil {
+		return nil, configError(fmt.Sprintf("--rate %q: %v", cmd.String("rate"), err), "e.g. --rate 400/s")
+	}
+	if cfg.Shard, err = parseShard(cmd.String("shard")); err != nil {
+		return nil, configError(fmt.Sprintf("--shard %q: %v", cmd.String("shard"), err), "e.g. --shard 1/4 (in Kubernetes: --shard $((JOB_COMPLETION_INDEX+1))/4)")
+	}
+	cfg.Concurrency = int(cmd.Int("concurrency"))
+	cfg.Duration = cmd.Duration("duration")
+	cfg.Iterations = int64(cmd.Int("iterations"))
+	cfg.MaxInFlight = int(cmd.Int("max-in-flight"))
+	cfg.Warmup = cmd.Duration("warmup")
+	cfg.Seed = cmd.Int64("seed")
+	if cfg.Concurrency < 0 || cfg.Iterations < 0 || cfg.MaxInFlight < 0 || cfg.Duration < 0 {
+		return nil, configError("--concurrency, --iterations, --max-in-flight and --duration must not be negative", "")
+	}
+	if cmd.IsSet("rate") && cmd.IsSet("concurrency") && cfg.Scenario != loadgen.ColdStart {
+		return nil, configError("give --rate (open model) or --concurrency (closed model), not both", "--rate sends on a schedule whatever the server does; --concurrency keeps N requests going")
+	}
+	if p := cmd.String("spike-peak"); p != "" {
+		if cfg.Spike.Peak, err = parseRate(p); err != nil {
+			return nil, configError(fmt.Sprintf("--spike-peak %q: %v", p, err), "e.g. --spike-peak 2000/s")
+		}
+	}
+	cfg.Spike.At, cfg.Spike.For = cmd.Duration("spike-at"), cmd.Duration("spike-for")
+	if p := cmd.String("ramp-to"); p != "" {
+		if cfg.Ramp.To, err = parseRate(p); err != nil {
+			return nil, configError(fmt.Sprintf("--ramp-to %q: %v", p, err), "e.g. --ramp-to 2000/s")
+		}
+	}
+	cfg.Ramp.Steps, cfg.Ramp.MaxP99 = int(cmd.Int("ramp-steps")), cmd.Duration("ramp-max-p99")
+	cfg.Soak.SnapshotInterval = cmd.Duration("snapshot-every")
+	switch {
+	case cmd.Bool("abandon-sessions"):
+		cfg.Abandon = true
+		cfg.SessionMode = loadgen.PerIteration
+	case cmd.Bool("session-per-iteration"):
+		cfg.SessionMode = loadgen.PerIteration
+	case cmd.Int("sessions") > 1:
+		cfg.SessionMode, cfg.Sessions = loadgen.Pooled, int(cmd.Int("sessions"))
+	}
+	if lr.ths, err = threshold.ParseAll(cmd.StringSlice("threshold")); err != nil {
+		return nil, configError(err.Error(), "e.g. --threshold 'p99<=500ms' --threshold 'error_rate<1%' ('mcpspec load --explain' lists the metrics)")
+	}
+	for _, r := range cmd.StringSlice("reporter") {
+		name, path, ok := strings.Cut(r, "=")
+		if !ok || path == "" || !containsStr([]string{"junit", "tap", "json", "markdown", "md"}, name) {
+			return nil, configError(fmt.Sprintf("--reporter %q", r), "write NAME=PATH with NAME one of junit, tap, json, markdown (the HTML and markdown reports are in the run directory)")
+		}
+		if name == "md" {
+			name = "markdown"
+		}
+		lr.reporters = append(lr.reporters, reporterSpec{name: name, path: path})
+	}
+
+	// The workload and the server.
+	var col *collection.Collection
+	if colPath != "" {
+		if col, err = a.loadLoadCollection(cmd, colPath); err != nil {
+			return nil, err
+		}
+		if err := applyLoadBlock(cmd.IsSet, cfg, col, &lr.ths); err != nil {
+			return nil, err
+		}
+	}
+	if len(cmd.StringSlice("tool")) > 0 {
+		if cfg.Workload, err = a.toolWorkload(cmd); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Thresholds = lr.ths
+
+	runID := cmd.String("run-id")
+	if runID == "" {
+		runID = time.Now().UTC().Format("20060102T150405Z")
+		if sh := cfg.Shard; sh != nil {
+			runID += fmt.Sprintf("-shard%dof%d", sh.Index, sh.Count)
+		}
+	}
+	cfg.RunID = runID
+	if parent == "" {
+		parent = cmd.String("out")
+	} else {
+		runID = "server"
+	}
+	if lr.dir, err = rundir.Create(parent, runID); err != nil {
+		return nil, &Error{Code: ExitRuntime, Msg: err.Error(), Hint: "choose another --out DIR", Err: err}
+	}
+	dir := lr.dir
+
+	if strings.TrimSpace(f.Server) != "" || col == nil {
+		t, err := a.prepare(f, "load")
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+		lr.cleanup = func() { t.finish(false) }
+		cfg.Server = t.op.Options()
+		cfg.ServerSpec = f.Server
+	} else {
+		if cfg.Server, cfg.ServerSpec, err = a.collectionServer(col, f); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	cfg.Server.StderrFile = runDirStderr(dir)
+	if cfg.Abandon {
+		cfg.Server.Dial = keepSessions(cfg.Server.Dial)
+	}
+	if col != nil && cfg.Workload == nil {
+		if cfg.Workload, err = a.collectionWorkload(ctx, cfg, col); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	if cfg.Workload == nil && cfg.Scenario != loadgen.ColdStart && !cfg.Abandon {
+		_ = os.RemoveAll(dir)
+		return nil, configError("nothing to call", "give --tool NAME [--args JSON] (repeatable), or --collection FILE to reuse a collection's tests")
+	}
+	lr.plan = loadPlan{
+		Server: cfg.ServerSpec, Transport: string(cfg.Server.Info.Transport), Scenario: cfg.Scenario, Rate: cfg.Rate,
+		Concurrent: cfg.Concurrency, Duration: durationText(cfg.Duration), Iterations: cfg.Iterations,
+		MaxInFlight: cfg.MaxInFlight, Warmup: durationText(cfg.Warmup), Sessions: string(cfg.SessionMode),
+		Workload: planWorkload(cfg.Workload), Collection: colPath, Thresholds: thresholdSpecs(lr.ths),
+		Seed: cfg.Seed, Shard: cfg.Shard, Timeout: f.Timeout.String(), Argv: os.Args,
+	}
+	if lr.plan.Sessions == "" {
+		lr.plan.Sessions = string(loadgen.Shared)
+	}
+	if cfg.Scenario == loadgen.Spike {
+		lr.plan.Spike = &cfg.Spike
+	}
+	if cfg.Scenario == loadgen.Ramp {
+		lr.plan.Ramp = &cfg.Ramp
+	}
+	return lr, nil
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runLoad runs the load, writes the run directory and reports.
+func (a *app) runLoad(ctx context.Context, lr *loadRun) error {
+	cfg := &lr.cfg
+	tf, err := os.Create(filepath.Join(lr.dir, rundir.TraceFile))
+	if err != nil {
+		return &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot write the trace: %v", err), Err: err}
+	}
+	defer tf.Close()
+	cfg.Trace = tf
+
+	var live atomic.Pointer[metrics.Aggregator]
+	var inFlight atomic.Int64
+	cfg.OnState = func(agg *metrics.Aggregator) { live.Store(agg) }
+	if lr.metrics != "" {
+		stop, err := serveMetrics(lr.metrics, promexport.NewCollector(live.Load, inFlight.Load))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	disp := a.newProgress(lr.progress, cfg)
+	cfg.OnProgress = func(p loadgen.Progress) {
+		inFlight.Store(p.InFlight)
+		disp.update(p)
+	}
+	res, err := loadgen.Run(ctx, cfg)
+	disp.stop()
+	if err != nil {
+		return a.loadError(ctx, lr, err)
+	}
+	run := res.Run
+	if err := rundir.Write(lr.dir, run, &rundir.Options{Config: lr.plan}); err != nil {
+		return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
+	}
+	if err := a.writeLoadReports(lr, run); err != nil {
+		return err
+	}
+	if lr.json {
+		if err := writeJSON(a.io.Stdout, run); err != nil {
+			return err
+		}
+	} else {
+		printLoadSummary(a.io.Stdout, run, lr.dir)
+	}
+	if run.Interrupted {
+		return &Error{Code: ExitInterrupted, Msg: "interrupted: the run directory holds what was measured until then", Hint: "see " + lr.dir, Quiet: lr.json}
+	}
+	if !run.Passed {
+		names := make([]string, len(run.ThresholdViolations))
+		for i, v := range run.ThresholdViolations {
+			names[i] = fmt.Sprintf("%s (%s, got %s)", v.Metric, v.Expected, v.Actual)
+		}
+		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %d thresholds violated: %s", len(run.ThresholdViolations), len(run.Thresholds), strings.Join(names, "; ")),
+			Hint: "see " + filepath.Join(lr.dir, rundir.HTMLFile)}
+	}
+	return nil
+}
+
+// loadError describes a run that could not start.
+func (a *app) loadError(ctx context.Context, lr *loadRun, err error) error {
+	keep := serverconn.FileSize(filepath.Join(lr.dir, "server.stderr.log")) > 0
+	if !keep {
+		_ = os.RemoveAll(lr.dir)
+	}
+	if errors.Is(err, loadgen.ErrConfig) {
+		return configError(strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "), "check the load flags ('mcpspec load --explain')")
+	}
+	var se *serverconn.Error
+	if errors.As(err, &se) {
+		e := fromServerconn(err)
+		if e.Code != ExitInterrupted && ctx.Err() == nil {
+			e.Code = ExitConnection
+		}
+		return e
+	}
+	return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
+}
+
+// serveMetrics serves Prometheus metrics on addr (loopback unless the user says otherwise)
+// until the returned stop is called.
+func serveMetrics(addr string, c *promexport.Collector) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--metrics-addr %s: %v", addr, err), Hint: "e.g. --metrics-addr 127.0.0.1:9464", Err: err}
+	}
+	srv := &http.Server{Handler: promexport.Handler(c), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
+}
+
+// printLoadSummary prints the run's verdict and main numbers.
+func printLoadSummary(w io.Writer, run *metrics.Run, dir string) {
+	verdict := "PASS"
+	switch {
+	case run.Interrupted:
+		verdict = "INTERRUPTED"
+	case !run.Passed:
+		verdict = "FAIL"
+	}
+	sc := run.Scenario
+	model := fmt.Sprintf("closed model, %d workers", sc.Concurrent)
+	if sc.Model == "open" {
+		model = fmt.Sprintf("open model, %g/s", sc.Rate)
+	}
+	fmt.Fprintf(w, "%s  %s, %s, %.1fs — %s\n", verdict, sc.Kind, model, run.DurationSecs, dir)
+	t := run.Throughput
+	fmt.Fprintf(w, "  requests %d, %.1f/s", t.TotalRequests, t.RequestsPerSec)
+	if t.OfferedRate > 0 {
+		fmt.Fprintf(w, " of %.1f/s offered", t.OfferedRate)
+	}
+	fmt.Fprintf(w, " · errors %d (%.2f%%)", run.Errors.Total, run.Errors.Rate*100)
+	if run.Errors.AssertionFailures > 0 {
+		fmt.Fprintf(w, " · assertion failures %d", run.Errors.AssertionFailures)
+	}
+	fmt.Fprintln(w)
+	l := run.Latency
+	fmt.Fprintf(w, "  latency p50 %s · p90 %s · p99 %s · p99.9 %s · max %s\n", msText(l.P50), msText(l.P90), msText(l.P99), msText(l.P999), msText(l.Max))
+	rows := [][]string{}
+	for _, op := range run.PerOp {
+		rows = append(rows, []string{"  " + op.Name, string(op.Kind), fmt.Sprintf("%d req", op.Requests), "p50 " + msText(op.Latency.P50), "p99 " + msText(op.Latency.P99), fmt.Sprintf("%d errors", op.Errors)})
+	}
+	if len(rows) > 1 || (len(rows) == 1 && run.PerOp[0].Kind != metrics.KindTool) {
+		_ = table(w, rows)
+	}
+	for _, c := range sortedCategoryCounts(run.Errors.ByCategory) {
+		fmt.Fprintf(w, "  %s: %d\n", c.k, c.v)
+	}
+	for _, th := range run.Thresholds {
+		mark := "✓"
+		if !th.Passed {
+			mark = "✗"
+		}
+		name := th.Metric
+		if th.Scope != "" {
+			name += ":" + th.Scope
+		}
+		fmt.Fprintf(w, "  %s %s%s (got %s)\n", mark, name, th.Expected, th.Actual)
+	}
+	for _, n := range run.Analysis.Notes[min(1, len(run.Analysis.Notes)):] {
+		fmt.Fprintf(w, "  · %s\n", n)
+	}
+	fmt.Fprintf(w, "  report: %s\n", filepath.Join(dir, rundir.HTMLFile))
+}
+
+type catCount struct {
+	k string
+	v int64
+}
+
+func sortedCategoryCounts(m map[string]int64) []catCount {
+	var out []catCount
+	for _, c := range session.Categories() {
+		if m[string(c)] > 0 {
+			out = append(out, catCount{string(c), m[string(c)]})
+		}
+	}
+	if n := m[metrics.ToolErrorCategory]; n > 0 {
+		out = append(out, catCount{metrics.ToolErrorCategory, n})
+	}
+	return out
+}
+
+func msText(v float64) string {
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.2fs", v/1000)
+	case v >= 10:
+		return fmt.Sprintf("%.0fms", v)
+	}
+	return fmt.Sprintf("%.2fms", v)
+}
+
+var _ = json.Valid

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/mcpspec/mcpspec/detect/race"
+)
+
+func (a *app) raceCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "race",
+		Usage: "check that identical concurrent calls get identical answers, and that calls do not see each other's arguments",
+		UsageText: "mcpspec race --server SPEC --tool T [--args JSON] [--concurrency 32] [--rounds 3] [--ignore JSONPATH]…\n" +
+			"    [--max-time 10m] [--json]\n\n" +
+			"Answers that vary even one call at a time (timestamps, ids) are non-deterministic by design, not a\n" +
+			"race; --ignore blanks volatile fields before comparing. --explain shows the algorithm.\n\n" +
+			"Exit codes: 0 no race · 1 a race · 2 the check could not tell · 3 bad flags or unknown tool · 4 cannot\n" +
+			"start or reach the server · 5 --max-time passed before the end · 130 interrupted.",
+		Flags: detectorFlagDefs(
+			&cli.StringFlag{Name: "tool", Usage: "the tool `T` to call (required)"},
+			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Usage: "its arguments: a JSON object, @FILE or - (default: made up from its inputSchema)"},
+			&cli.IntFlag{Name: "concurrency", Value: race.DefaultConcurrency, Usage: "release `N` identical calls together"},
+			&cli.IntFlag{Name: "rounds", Value: race.DefaultRounds, Usage: "release them `R` times, with calls one at a time between"},
+			&cli.StringSliceFlag{Name: "ignore", Usage: "blank the field at `JSONPATH` before comparing, e.g. $.structuredContent.time or $..timestamp (repeatable)"},
+			&cli.BoolFlag{Name: "no-cross-talk", Usage: "skip the cross-talk form (distinct arguments per call)"},
+		),
+		Action: a.race,
+	}
+}
+
+func (a *app) race(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Args().Present() {
+		return usageError(cmd, fmt.Errorf("unexpected argument %q (name the tool with --tool)", cmd.Args().First()))
+	}
+	f := readServerFlags(cmd)
+	o := &race.Options{Tool: cmd.String("tool"), Concurrency: int(cmd.Int("concurrency")), Rounds: int(cmd.Int("rounds")),
+		SkipCrossTalk: cmd.Bool("no-cross-talk")}
+	if cmd.Bool("explain") {
+		return explainRace(a.io.Stdout, f, o, cmd.StringSlice("ignore"))
+	}
+	if o.Tool == "" {
+		return &Error{Code: ExitConfig, Msg: "missing --tool", Hint: "name the tool to call: mcpspec race --server SPEC --tool T [--args JSON]; list them with mcpspec tools --server SPEC"}
+	}
+	if err := atLeast(cmd, "concurrency", 2, race.MaxConcurrency); err != nil {
+		return err
+	}
+	if err := atLeast(cmd, "rounds", 1, race.MaxRounds); err != nil {
+		return err
+	}
+	if err := positiveDuration(cmd, "max-time"); err != nil {
+		return err
+	}
+	ig, err := race.NewIgnore(cmd.StringSlice("ignore"))
+	if err != nil {
+		return &Error{Code: ExitConfig, Msg: err.Error(), Hint: "a JSONPath whose last step is a key, an index or a wildcard: $.structuredContent.time, $.content[0], $.items[*], $..timestamp"}
+	}
+	o.Ignore = ig
+	if o.Args, err = detectorArgs("args", cmd.String("args"), a.io.Stdin); err != nil {
+		return err
+	}
+	var r *race.Report
+	err = a.runDetector(ctx, f, "race", cmd.Duration("max-time"), func(ctx context.Context, t *target) (error, error) {
+		var err error
+		r, err = race.Run(ctx, t.op, o)
+		if err != nil {
+			return nil, err
+		}
+		if !f.JSON {
+			if werr := r.WriteText(a.io.Stdout); werr != nil {
+				return nil, werr
+			}
+		}
+		return verdictError(r.Found(), "race found", r.Diagnosis, r.Verdict == race.VerdictIncomplete, ""), nil
+	})
+	if f.JSON {
+		var rep any
+		if r != nil {
+			rep = r
+		}
+		if werr := writeDetectorJSON(a.io.Stdout, ctx, transportOf(f), rep, err); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+func explainRace(w io.Writer, f serverFlags, o *race.Options, ignore []string) error {
+	var b strings.Builder
+	b.WriteString("mcpspec race checks that a tool answers identical concurrent calls identically, and that concurrent calls\ndo not see each other's arguments.\n\nSteps:\n")
+	n := explainServer(&b, f, 1)
+	step := func(format string, args ...any) {
+		fmt.Fprintf(&b, "  %d. ", n)
+		fmt.Fprintf(&b, format, args...)
+		b.WriteString("\n")
+		n++
+	}
+	tool := o.Tool
+	if tool == "" {
+		tool = "T"
+	}
+	step("List the tools and find %q; its arguments are --args, or made up from its inputSchema.", tool)
+	step("Call it %d times one after another (the sequential control), then %d rounds of %d identical calls released together behind a barrier, with %d calls one at a time after each round.",
+		race.DefaultSequential, o.Rounds, o.Concurrency, race.DefaultSequential)
+	ig := "no --ignore"
+	if len(ignore) > 0 {
+		ig = "--ignore " + strings.Join(ignore, ", ")
+	}
+	step("Canonicalize every answer: key-sorted JSON with the fields of %s blanked; a JSON-RPC error or no answer counts as an answer of its own.", ig)
+	step("A field that varies one call at a time (a timestamp, an id, a counter) is volatile: differences there are excused, and the verdict is \"non-deterministic by design\" (exit 0).")
+	step("A field that never varied one call at a time but differs under concurrency is a race (exit 1): each distinct answer is reported with its paths and values.")
+	step("Cross-talk: tag one free-form string argument with a marker per call, %d calls one at a time, then %d at once; an answer carrying another call's marker is a race, unless the calls one at a time already did (shared state by design).",
+		2*race.DefaultSequential, o.Concurrency)
+	step("Everything runs on one session; --max-time bounds the whole run.")
+	b.WriteString("\nExit codes: 0 no race · 1 a race · 3 bad flags or unknown tool · 4 cannot start or reach the server ·\n")
+	b.WriteString("5 --max-time passed before the end · 130 interrupted.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

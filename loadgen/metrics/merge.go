@@ -1,0 +1,77 @@
+package metrics
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Merge combines runs of the same workload (shards) into one: histograms merged bucket by
+// bucket, counters summed, the timeline aligned by second, resource samples kept. The merged
+// run starts at the earliest start and lasts the longest duration; its percentiles are those of
+// one run that recorded every sample of every part. Analysis and thresholds are left to the
+// caller (judge the merged run again).
+func Merge(runs []*Run) (*Run, *State, error) {
+	if len(runs) == 0 {
+		return nil, nil, fmt.Errorf("merge: no runs")
+	}
+	var st *State
+	out := &Run{}
+	for i, r := range runs {
+		s, err := DecodeState(r.Histograms)
+		if err != nil {
+			return nil, nil, fmt.Errorf("merge: run %s: %w", r.RunID, err)
+		}
+		if i == 0 {
+			st = s
+			*out = Run{
+				RunID: r.RunID + "-merged", StartedAt: r.StartedAt, DurationSecs: r.DurationSecs,
+				Scenario: r.Scenario, Server: r.Server, ThresholdSpecs: slices.Clone(r.ThresholdSpecs),
+				Process: cloneProcess(r.Process), Interrupted: r.Interrupted,
+			}
+			out.Scenario.Rate, out.Scenario.Concurrent, out.Scenario.Iterations = 0, 0, 0
+		} else {
+			st.Merge(s)
+			if r.StartedAt.Before(out.StartedAt) {
+				out.StartedAt = r.StartedAt
+			}
+			out.DurationSecs = max(out.DurationSecs, r.DurationSecs)
+			out.Interrupted = out.Interrupted || r.Interrupted
+			if r.Process != nil && out.Process == nil {
+				out.Process = cloneProcess(r.Process)
+			}
+		}
+		out.Scenario.Rate += r.Scenario.Rate
+		out.Scenario.Concurrent += r.Scenario.Concurrent
+		out.Scenario.Iterations += r.Scenario.Iterations
+		out.InFlight.Limit += r.InFlight.Limit
+		out.InFlight.Max += r.InFlight.Max
+		out.InFlight.CapHits += r.InFlight.CapHits
+		out.InFlight.Unsent += r.InFlight.Unsent
+		out.InFlight.MaxSendDelayMs = max(out.InFlight.MaxSendDelayMs, r.InFlight.MaxSendDelayMs)
+		out.Sessions.Opened += r.Sessions.Opened
+		out.Sessions.Failed += r.Sessions.Failed
+		out.Sessions.Abandoned += r.Sessions.Abandoned
+		out.MergedFrom = append(out.MergedFrom, r.RunID)
+	}
+	out.Scenario.Stages = nil
+	if len(runs) > 0 {
+		out.Scenario.Stages = runs[0].Scenario.Stages
+	}
+	if err := Derive(out, st); err != nil {
+		return nil, nil, err
+	}
+	return out, st, nil
+}
+
+func cloneProcess(p *Process) *Process {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Samples = slices.Clone(p.Samples)
+	return &c
+}
+
+// Elapsed converts seconds to a duration.
+func Elapsed(secs float64) time.Duration { return time.Duration(secs * float64(time.Second)) }

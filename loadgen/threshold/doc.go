@@ -1,0 +1,6 @@
+// Package threshold parses load thresholds ("p99<=500ms", "error_rate<1%", "rps>=200",
+// "p95:echo<=50ms") and judges a run against them (seed 000 §15.4): every threshold becomes a
+// [metrics.ThresholdResult], the failed ones violations, and the run passes when none failed.
+// A threshold on something the run did not measure (memory without a resource sampler) fails:
+// it is never passed silently.
+package threshold
