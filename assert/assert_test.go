@@ -379,7 +379,7 @@ func TestSnapshot(t *testing.T) {
 	}
 	changed := subject(t, KindTool, strings.Replace(toolResult, `"label":"five"`, `"label":"FIVE"`, 1))
 	f := c.Check(context.Background(), changed)
-	if f == nil || !strings.Contains(f.Message, "line 2: want `\"label\": \"five\",`, got `\"label\": \"FIVE\",`;") {
+	if f == nil || !strings.Contains(f.Message, "-  \"label\": \"five\",\n+  \"label\": \"FIVE\",\n") {
 		t.Fatalf("changed: %+v", f)
 	}
 }
@@ -437,16 +437,33 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-func TestFirstDiff(t *testing.T) {
-	tests := []struct{ want, got, msg string }{
-		{"a\nb", "a\nb", ""},
-		{"a\n  \"x\": 1,", "a\n  \"x\": 2,", " line 2: want `\"x\": 1,`, got `\"x\": 2,`"},
-		{"a", "a\nb", " line 2: want end of file, got `b`"},
-		{"a\nb", "a", " line 2: want `b`, got end of file"},
+// TestSnapshotDiffAndUpdate: a mismatch quotes a unified diff of the whole document (a removed
+// array entry included); --update writes only what changed and lists what it wrote.
+func TestSnapshotDiffAndUpdate(t *testing.T) {
+	dir := t.TempDir()
+	chk, err := Builtins().Compile(&Spec{Type: "snapshot", Name: "items", Keys: []string{"type", "name"}}, &CompileOptions{SnapshotDir: dir})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		if got := firstDiff([]byte(tc.want), []byte(tc.got)); got != tc.msg {
-			t.Errorf("firstDiff(%q, %q) = %q, want %q", tc.want, tc.got, got, tc.msg)
+	ctx := context.Background()
+	v1 := subject(t, KindList, `{"items":[{"name":"a"},{"name":"b"},{"name":"c"}]}`)
+	v1.UpdateSnapshots = true
+	if f := chk.Check(ctx, v1); f != nil || len(v1.SnapshotsWritten) != 1 {
+		t.Fatalf("first --update: %+v, wrote %v", f, v1.SnapshotsWritten)
+	}
+	again := subject(t, KindList, `{"items":[{"name":"a"},{"name":"b"},{"name":"c"}]}`)
+	again.UpdateSnapshots = true
+	if f := chk.Check(ctx, again); f != nil || len(again.SnapshotsWritten) != 0 {
+		t.Errorf("--update of an unchanged snapshot: %+v, wrote %v", f, again.SnapshotsWritten)
+	}
+	v2 := subject(t, KindList, `{"items":[{"name":"a"},{"name":"c"}]}`)
+	f := chk.Check(ctx, v2)
+	if f == nil {
+		t.Fatal("a removed array entry matched the snapshot")
+	}
+	for _, want := range []string{"(run with --update to accept):\n", "--- ", "+++ response", "-      \"name\": \"b\"\n-    },\n-    {\n"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message lacks %q:\n%s", want, f.Message)
 		}
 	}
 }

@@ -9,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/result"
+	"github.com/rogpeppe/go-internal/diff"
 )
 
 // snapshotName is what a snapshot file may be called (no separators, no dot-files).
@@ -48,15 +51,19 @@ func (c *snapshotChecker) Check(ctx context.Context, s *Subject) *result.Failure
 		return failure("snapshot", label(c.path, "$"), "", "", "encode snapshot: %v", err)
 	}
 	if s.UpdateSnapshots {
+		if old, err := os.ReadFile(c.file); err == nil && bytes.Equal(old, data) {
+			return nil // up to date: not rewritten
+		}
 		if err := os.MkdirAll(filepath.Dir(c.file), 0o755); err != nil {
 			return failure("snapshot", label(c.path, "$"), "", "", "update snapshot: %v", err)
 		}
 		if err := os.WriteFile(c.file, data, 0o644); err != nil {
 			return failure("snapshot", label(c.path, "$"), "", "", "update snapshot: %v", err)
 		}
+		s.SnapshotsWritten = append(s.SnapshotsWritten, c.file)
 		return nil
 	}
-	want, err := os.ReadFile(c.file)
+	want, err := regfile.ReadFile(c.file) // a named pipe would block a plain read forever
 	if errors.Is(err, fs.ErrNotExist) {
 		return failure("snapshot", label(c.path, "$"), c.file, Excerpt(got, maxActual),
 			"snapshot %s does not exist; run with --update to create it", c.file)
@@ -72,33 +79,27 @@ func (c *snapshotChecker) Check(ctx context.Context, s *Subject) *result.Failure
 		return nil
 	}
 	w, g := Excerpt(wantDoc, maxActual), Excerpt(got, maxActual)
-	return failure("snapshot", label(c.path, "$"), w, g, "%s differs from snapshot %s:%s; run with --update to accept",
-		label(c.path, "$"), c.file, firstDiff(bytes.TrimSpace(want), bytes.TrimSpace(data)))
+	// Compare the snapshot as it would be written now, so formatting differences do not show.
+	wantNorm, err := indentJSON(wantDoc)
+	if err != nil {
+		wantNorm = want
+	}
+	return failure("snapshot", label(c.path, "$"), w, g, "%s differs from snapshot %s (run with --update to accept):\n%s",
+		label(c.path, "$"), c.file, unifiedDiff(c.file, wantNorm, data))
 }
 
-// firstDiff describes the first differing line of two indented JSON documents.
-// diffLine quotes one snapshot line for a message: in backquotes, so the JSON punctuation it
-// ends with ("v1",) is not read as the message's own; a line past the end says so.
-func diffLine(l []byte, present bool) string {
-	if !present {
-		return "end of file"
-	}
-	return "`" + truncate(string(bytes.TrimSpace(l)), 120) + "`"
-}
+// maxDiffLines bounds the unified diff a snapshot failure quotes.
+const maxDiffLines = 80
 
-func firstDiff(want, got []byte) string {
-	wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g []byte
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if !bytes.Equal(w, g) {
-			return fmt.Sprintf(" line %d: want %s, got %s", i+1, diffLine(w, i < len(wl)), diffLine(g, i < len(gl)))
-		}
+// unifiedDiff is the unified diff from the snapshot to the new document, cut at maxDiffLines.
+func unifiedDiff(file string, want, got []byte) string {
+	d := diff.Diff(file+" (snapshot)", want, "response", got)
+	lines := strings.Split(strings.TrimRight(string(d), "\n"), "\n")
+	if len(lines) > 0 && strings.HasPrefix(lines[0], "diff ") {
+		lines = lines[1:] // the header repeats the names the ---/+++ lines give
 	}
-	return ""
+	if len(lines) > maxDiffLines {
+		lines = append(lines[:maxDiffLines], fmt.Sprintf("… %d more lines of diff", len(lines)-maxDiffLines))
+	}
+	return strings.Join(lines, "\n")
 }

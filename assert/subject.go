@@ -49,6 +49,9 @@ type Subject struct {
 	// UpdateSnapshots makes snapshot assertions (re)write their golden file instead of
 	// comparing (the CLI's --update).
 	UpdateSnapshots bool
+	// SnapshotsWritten lists the golden files snapshot assertions created or changed under
+	// UpdateSnapshots (one unchanged is not rewritten nor listed).
+	SnapshotsWritten []string
 }
 
 // NewSubject decodes raw (a JSON document) into a Subject of the given kind.

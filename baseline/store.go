@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/redact"
 	"github.com/mcpspec/mcpspec/result"
 )
@@ -205,7 +206,7 @@ func LoadLatest(dir string) (*result.Run, error) {
 // LoadFile reads a results document from path: a stored baseline, the latest run, or the
 // output of the json reporter (its extra "summary" is ignored).
 func LoadFile(path string) (*result.Run, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a named pipe would block a plain open forever
 	if err != nil {
 		return nil, notFound(err)
 	}

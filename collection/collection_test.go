@@ -132,7 +132,7 @@ tests:
     expect:
       - equal: {path: $.x, value: 1}
 `, nil, []string{
-			`x.yaml:6:14: test "a" timeout: invalid duration "soon"`,
+			`x.yaml:6:14: test "a" timeout: "soon" is not a duration`,
 			`x.yaml:9:14: test "b" retries must be an integer, got string "2"`,
 			`x.yaml:13:9: test "c" expect: unknown assertion type "equal" (did you mean "equals"?)`}},
 		{"syntax error", "server: testserver\ntests:\n  - name: a\n    call: [b\n", nil, []string{"x.yaml:", "YAML syntax error"}},
@@ -153,7 +153,9 @@ tests:
 		{"no server", "tests: [{name: a, call: b}]", nil, []string{"defines no server"}},
 		{"alias", "server: testserver\nx: &a 1\ntests: [{name: a, call: b}]", nil, []string{"x.yaml:2:4: YAML anchors"}},
 		{"custom tag", "server: testserver\ntests: [{name: a, call: b, with: {x: !!binary aGk=}}]", nil, []string{"YAML tag !!binary"}},
-		{"duration without unit", "server: testserver\ntests: [{name: a, call: b, timeout: \"500\"}]", nil, []string{`has no unit`}},
+		{"schema output on a read step", "server: testserver\ntests: [{name: a, read: \"x://y\", expect: [{schema: output}]}]", nil, []string{`x.yaml:2:52: test "a" expect: a schema assertion without an inline schema checks a tool's structuredContent against its outputSchema; a read step has none`}},
+		{"bare number is milliseconds, quoted too", "server: testserver\ntests: [{name: a, call: b, timeout: \"500\", expect: [{latency: 400}]}, {name: c, call: b, timeout: 500, expect: [{latency: \"1_000\"}]}]", nil, []string{`test "c": latency bound 1s is not below the test timeout 500ms`}},
+		{"duration not a duration", "server: testserver\ntests: [{name: a, call: b, timeout: \"500 apples\"}]", nil, []string{`"500 apples" is not a duration (write a duration with a unit`}},
 		{"bare integer duration ok but negative", "server: testserver\ntests: [{name: a, call: b, timeout: -5}]", nil, []string{"must be positive"}},
 		{"duplicate ids", `
 server: testserver
@@ -233,6 +235,10 @@ tests:
 		{"too many tests", "server: testserver\ntests: [{id: a, call: b}, {id: c, call: d}, {id: e, call: f}]", &LoadOptions{MaxTests: 2}, []string{"too many tests: 3 (the limit is 2)"}},
 		{"too large", "server: testserver\ntests: [{id: a, call: b}]\n# " + strings.Repeat("x", 200), &LoadOptions{MaxFileSize: 100}, []string{"larger than 100 bytes (split the tests over several files"}},
 		{"too large in MiB", "server: testserver\ntests: [{id: a, call: b}]\n# " + strings.Repeat("x", 2<<20), nil, []string{"x.yaml: collection is larger than 1 MiB"}},
+		{"maxMessageSize without unit name", "server: {command: x, maxMessageSize: 64 lots}\ntests: [{id: a, call: b}]", nil, []string{`x.yaml:1:38: server "default" maxMessageSize: "64 lots" is not a size`}},
+		{"maxMessageSize too small", "server: {command: x, maxMessageSize: 100}\ntests: [{id: a, call: b}]", nil, []string{`maxMessageSize: 100 is outside 1.0 KiB … 1.0 GiB`}},
+		{"maxMessageSize too large", "server: {command: x, maxMessageSize: 2GiB}\ntests: [{id: a, call: b}]", nil, []string{`maxMessageSize: 2GiB is outside`}},
+		{"maxMessageSize a list", "server: {command: x, maxMessageSize: [1]}\ntests: [{id: a, call: b}]", nil, []string{`maxMessageSize must be a size, got`}},
 		{"nan", "server: testserver\ntests: [{id: a, call: b, with: {x: .nan}}]", nil, []string{"not a finite number"}},
 		{"reserved block validated", "server: testserver\ntests: [{id: a, call: b}]\nload: {duration: 10s, concurent: 5}", nil, []string{`unknown key "concurent" in load (did you mean "concurrent"?)`}},
 		{"load mix unknown test", "server: testserver\ntests: [{id: a, call: b}]\nload: {mix: [{test: z}]}", nil, []string{`load.mix: unknown test "z"`}},
@@ -512,7 +518,7 @@ func TestAssertionFieldErrorReportedOnce(t *testing.T) {
 	}{
 		{"zero latency", "{latency: 0}", "latency max must be positive, got 0"},
 		{"negative latency", "{latency: -5}", "latency max must be positive, got -5"},
-		{"bad duration", `{latency: "abc"}`, `latency max: invalid duration "abc"`},
+		{"bad duration", `{latency: "abc"}`, `latency max: "abc" is not a duration`},
 		{"zero maxMs", "{type: latency, maxMs: 0}", "latency maxMs must be between 1 and"},
 	}
 	for _, tc := range tests {
@@ -561,6 +567,27 @@ func TestEnvFileStandsInForEnvironment(t *testing.T) {
 	// Without the file the same collection names the missing variable.
 	_, err = Parse("e.yaml", []byte(doc), &LoadOptions{LookupEnv: env(nil)})
 	wantErrors(t, err, "environment variable API_TOKEN is not set")
+}
+
+// TestMaxMessageSize checks the forms of a server's maxMessageSize.
+func TestMaxMessageSize(t *testing.T) {
+	for doc, want := range map[string]int{
+		"64MiB":   64 << 20,
+		"512 KiB": 512 << 10,
+		"20MB":    20_000_000,
+		"4096":    4096,
+		`"8192"`:  8192,
+		"1GiB":    1 << 30,
+	} {
+		c, err := Parse("x.yaml", []byte("server: {command: x, maxMessageSize: "+doc+"}\ntests: [{id: a, call: b}]"), nil)
+		if err != nil {
+			t.Errorf("maxMessageSize: %s: %v", doc, err)
+			continue
+		}
+		if got := c.Servers["default"].MaxMessageSize; got != want {
+			t.Errorf("maxMessageSize: %s = %d, want %d", doc, got, want)
+		}
+	}
 }
 
 // TestServerSecretsRegistered: what server definitions carry of secrets is masked from load on,

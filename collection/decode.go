@@ -211,6 +211,27 @@ func (d *decoder) boolean(n *yaml.Node, what string) (bool, bool) {
 // maxDuration caps any duration in a collection.
 const maxDuration = 7 * 24 * time.Hour
 
+// DurationRule states how durations are written, in collections and on the command line alike.
+const DurationRule = "write a duration with a unit (30s, 500ms, 1m30s) or a whole number of milliseconds (500)"
+
+// ParseDuration reads a duration by the one rule of collections and flags: a Go duration
+// ("30s", "500ms", "1m30s"), or a bare whole number of milliseconds ("500", "1_000"). Its
+// errors say what is wrong without Go's parser wording.
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	if ms, err := strconv.ParseInt(strings.ReplaceAll(t, "_", ""), 10, 64); err == nil {
+		if ms > int64(maxDuration/time.Millisecond) {
+			return 0, fmt.Errorf("%q milliseconds is out of range", s)
+		}
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	v, err := time.ParseDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration", s)
+	}
+	return v, nil
+}
+
 // duration reads a Go duration string ("5s", "250ms", "1m30s") or a bare integer of
 // milliseconds (5000). It must be positive.
 func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, bool) {
@@ -218,27 +239,13 @@ func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, bool) {
 		d.errf(n, "", "%s must be a duration, got %s", what, kindName(n))
 		return 0, false
 	}
-	var v time.Duration
-	switch n.Tag {
-	case "!!int":
-		ms, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
-		if err != nil || ms > int64(maxDuration/time.Millisecond) {
-			d.errf(n, "", "%s: %q is not a valid number of milliseconds", what, n.Value)
-			return 0, false
-		}
-		v = time.Duration(ms) * time.Millisecond
-	case "!!str":
-		var err error
-		if v, err = time.ParseDuration(n.Value); err != nil {
-			if _, ierr := strconv.Atoi(n.Value); ierr == nil {
-				d.errf(n, `write it unquoted for milliseconds, or with a unit: "5s"`, "%s: %q has no unit", what, n.Value)
-			} else {
-				d.errf(n, `use a Go duration like "5s", "250ms", "1m30s", or an integer of milliseconds`, "%s: invalid duration %q", what, n.Value)
-			}
-			return 0, false
-		}
-	default:
-		d.errf(n, `use a Go duration like "5s", or an integer of milliseconds`, "%s must be a duration, got %s", what, kindName(n))
+	if n.Tag != "!!int" && n.Tag != "!!str" {
+		d.errf(n, DurationRule, "%s must be a duration, got %s", what, kindName(n))
+		return 0, false
+	}
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		d.errf(n, DurationRule, "%s: %v", what, err)
 		return 0, false
 	}
 	if v <= 0 {

@@ -176,7 +176,7 @@ func (d *decoder) pickDefaultServer(defaults *yaml.Node, c *Collection) {
 }
 
 // serverKeys are the keys of a server mapping.
-var serverKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "timeouts", "protocolVersion"}
+var serverKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "timeouts", "protocolVersion", "maxMessageSize"}
 
 // decodeServer reads a server given as a command string or a mapping.
 func (d *decoder) decodeServer(n *yaml.Node, name string) *Server {
@@ -236,6 +236,9 @@ func (d *decoder) decodeServer(n *yaml.Node, name string) *Server {
 				s.ProtocolVersion = v
 			}
 		}
+	}
+	if f, ok := fs["maxMessageSize"]; ok {
+		s.MaxMessageSize, _ = d.size(f.val, what+" maxMessageSize")
 	}
 	if f, ok := fs["timeouts"]; ok {
 		if tfs, ok := d.fields(f.val, what+" timeouts", []string{"connect", "call", "shutdown"}); ok {

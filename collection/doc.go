@@ -79,7 +79,7 @@
 //
 // `deadlock:`, `race:` and `head-of-line:` configure the detectors ([DeadlockSpec], [RaceSpec],
 // [HeadOfLineSpec]), which `mcpspec test` runs after the tests, on the block's server (the
-// default server when it names none). `load:`, `fuzz:` and `probe:` are parsed and validated
-// ([LoadSpec], [FuzzSpec], [ProbeSpec]) so collections can carry them today; `mcpspec test`
-// ignores them.
+// default server when it names none); so does `probe:` ([ProbeSpec]), the conformance probe,
+// whose rows become tests of kind "probe". `load:` and `fuzz:` are parsed and validated
+// ([LoadSpec], [FuzzSpec]) so collections can carry them today; `mcpspec test` ignores them.
 package collection

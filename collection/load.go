@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpspec/mcpspec/assert"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/schema"
 )
 
@@ -160,15 +161,19 @@ func LoadAll(paths []string, opts *LoadOptions) ([]*Collection, error) {
 	return l.LoadAll(paths...)
 }
 
-// readFile reads through the loader's FS or the OS, refusing files over the size limit
-// without reading them whole.
+// readFile reads through the loader's FS or the OS, refusing what is not a regular file (a
+// *regfile.NotRegularError) and files over the size limit, without reading them whole.
 func (l *Loader) readFile(path string) ([]byte, error) {
 	var f io.ReadCloser
 	var err error
 	if l.opts.FS != nil {
+		if err := regfile.CheckFS(l.opts.FS, filepath.ToSlash(path)); err != nil {
+			return nil, err
+		}
 		f, err = l.opts.FS.Open(filepath.ToSlash(path))
 	} else {
-		f, err = os.Open(path)
+		// A named pipe (or device) named *.yaml would block a plain open forever.
+		f, err = regfile.Open(path)
 	}
 	if err != nil {
 		return nil, err

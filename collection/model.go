@@ -112,7 +112,10 @@ type Server struct {
 	// ProtocolVersion pins the MCP version ("2025-06-18", "2026-07-28" …); "" detects the era
 	// and negotiates the newest version both sides speak.
 	ProtocolVersion string
-	Pos             Pos
+	// MaxMessageSize is the largest message accepted from the server, in bytes (`maxMessageSize:
+	// 64MiB`); 0 means the run's default (16 MiB).
+	MaxMessageSize int
+	Pos            Pos
 }
 
 // ServerTimeouts bound a server's lifecycle and requests. Zero means the package default.

@@ -167,10 +167,20 @@ type FuzzSpec struct {
 	Pos      Pos
 }
 
-// ProbeSpec is the `probe:` block: protocol conformance probes.
+// ProbeSpec is the `probe:` block: the conformance probe (`mcpspec probe`), whose rows
+// `mcpspec test` reports as tests after the collection's own.
 type ProbeSpec struct {
-	// Checks names probes to run; empty means all.
-	Checks  []string
+	// Checks names rows to run (ids, groups such as "http", globs); empty means all.
+	Checks []string
+	// Timeout bounds each row (zero: the probe's default).
 	Timeout time.Duration
-	Pos     Pos
+	// Server names the server to probe; "" means the collection's default server.
+	Server string
+	// Strict fails the rows that warn.
+	Strict bool
+	// SlowTool and SlowInput are the call the progress and cancellation rows make; "" lets
+	// the probe pick a tool that looks slow.
+	SlowTool  string
+	SlowInput map[string]any
+	Pos       Pos
 }

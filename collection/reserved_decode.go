@@ -420,7 +420,7 @@ func (d *decoder) decodeFuzz(n *yaml.Node) *FuzzSpec {
 
 // decodeProbe reads the reserved `probe:` block.
 func (d *decoder) decodeProbe(n *yaml.Node) *ProbeSpec {
-	fs, ok := d.fields(n, "probe", []string{"checks", "timeout"})
+	fs, ok := d.fields(n, "probe", []string{"checks", "timeout", "server", "strict", "slowTool", "slowInput"})
 	if !ok {
 		return nil
 	}
@@ -430,6 +430,18 @@ func (d *decoder) decodeProbe(n *yaml.Node) *ProbeSpec {
 	}
 	if f, ok := fs["timeout"]; ok {
 		s.Timeout, _ = d.duration(f.val, "probe.timeout")
+	}
+	if f, ok := fs["server"]; ok {
+		s.Server, _ = d.nonEmpty(f.val, "probe.server")
+	}
+	if f, ok := fs["strict"]; ok {
+		s.Strict, _ = d.boolean(f.val, "probe.strict")
+	}
+	if f, ok := fs["slowTool"]; ok {
+		s.SlowTool, _ = d.nonEmpty(f.val, "probe.slowTool")
+	}
+	if f, ok := fs["slowInput"]; ok {
+		s.SlowInput, _ = d.object(f.val, "probe.slowInput")
 	}
 	return s
 }

@@ -438,6 +438,17 @@ func (d *decoder) decodeAssertion(n *yaml.Node, t *Test, what string) *Assertion
 		// with that field missing would only repeat the problem in other words.
 		return nil
 	}
+	if b.Name == "schema" && t.Step != nil && t.Step.Kind() != assert.KindTool {
+		if v, isStr := spec.Schema.(string); spec.Schema == nil || (isStr && v == "output") {
+			at := n
+			if f := valueOf(n, "schema"); f != nil {
+				at = f
+			}
+			d.errf(at, "give the JSON Schema inline: schema: {type: object, …}",
+				"%s: a schema assertion without an inline schema checks a tool's structuredContent against its outputSchema; a %s step has none", what, t.Step.Kind())
+			return nil
+		}
+	}
 	if b.Name == "snapshot" && spec.Name == "" {
 		spec.Name = t.ID
 		spec.Keys = append(spec.Keys, "name")

@@ -136,6 +136,7 @@ func newBackend(opts *Options) (*Backend, error) {
 	_, _ = rand.Read(b.stateKey)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.root = &faultHandler{b: b, next: &dispatcher{b: b}}
+	b.wrapSloppy()
 	return b, nil
 }
 

@@ -72,6 +72,12 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.BoolVar(&o.SSEResponses, "sse-responses", false, "answer Streamable HTTP requests as text/event-stream (legacy sessions: resumable with GET + Last-Event-ID)")
 	fs.BoolVar(&o.ParamHeaders, "param-headers", false, "add the tool route, whose x-mcp-header arguments a stateless Streamable HTTP tools/call must mirror in Mcp-Param-* headers (else 400, -32020)")
 	fs.BoolVar(&o.Tasks, "tasks", false, "turn on tasks (2025-11-25, experimental): the tasks capability, the job tool (taskSupport required), slow as taskSupport optional, tasks/get|result|list|cancel; tasks exist only in 2025-11-25 sessions, so without --era this serves the legacy era only (--era both keeps the stateless era, where a client that detects 2026-07-28 sees no tasks)")
+	fs.BoolVar(&o.AllowAnyHost, "allow-any-host", false, "network transports: accept any Host header (by default a Host other than localhost, 127.0.0.1, [::1] or the bound address is refused with 403, as DNS-rebinding defence asks)")
+	fs.BoolVar(&o.SloppyHTTP, "sloppy-http", false, "break the HTTP transports' rules: no Origin/Host check, CORS for every origin, no session checks, DELETE keeps the session, GET answers JSON, any MCP-Protocol-Version, WebSocket binary frames served")
+	fs.BoolVar(&o.SloppyJSONRPC, "sloppy-jsonrpc", false, "break JSON-RPC rules: unknown methods answered with {}, any initialize version agreed to, notifications answered")
+	fs.BoolVar(&o.SloppyStdio, "sloppy-stdio", false, "break stdio framing: a banner line on stdout, notifications written over several lines (stdio, tcp)")
+	fs.BoolVar(&o.IgnoreCancel, "ignore-cancel", false, "ignore notifications/cancelled: cancelled calls are still answered")
+	sloppy := fs.Bool("sloppy", false, "all of --sloppy-http, --sloppy-jsonrpc, --sloppy-stdio and --ignore-cancel")
 	fs.IntVar(&o.DropSSEAfter, "drop-sse-after", 0, "cut every legacy Streamable HTTP SSE answer to a tools/call after N events, before its response, so the client must resume with Last-Event-ID")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -82,6 +88,9 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		fmt.Fprintf(stderr, "testserver: %v (run 'mcpspec testserver -h' for the flags)\n", err)
 		return ExitConfig
+	}
+	if *sloppy {
+		o.SloppyHTTP, o.SloppyJSONRPC, o.SloppyStdio, o.IgnoreCancel = true, true, true, true
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "testserver: unexpected arguments: %s\n", strings.Join(fs.Args(), " "))

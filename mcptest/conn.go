@@ -190,7 +190,7 @@ func (c *frameConn) dispatch(ctx context.Context, data []byte) {
 		c.out.deliver(data)
 		return
 	case kindNotification:
-		if req.Method == "notifications/cancelled" {
+		if req.Method == "notifications/cancelled" && !c.b.opts.IgnoreCancel {
 			c.calls.handleCancelled(req.Params)
 		}
 		c.b.handle(ctx, c, req)

@@ -93,4 +93,15 @@
 //
 // Failure modes target tools/call only, so the handshake and the listings stay healthy and a
 // detector can reach the fault; SlowInitialize is the one exception. See [Options] for each.
+//
+// # Sloppy modes
+//
+// The well-behaved server answers a frame that is not UTF-8 or not JSON with -32700 and valid
+// JSON that is no request with -32600, and refuses a WebSocket binary frame with close 1003.
+// The sloppy modes break rules of the protocol on purpose, for the conformance probe to find:
+// [Options.SloppyHTTP] (no Origin, Host or session checks, open CORS, DELETE that keeps the
+// session, GET answered with JSON, any MCP-Protocol-Version, binary WebSocket frames served),
+// [Options.SloppyJSONRPC] (unknown methods answered with {}, any initialize version agreed to,
+// notifications answered), [Options.SloppyStdio] (a banner on stdout, notifications over
+// several lines) and [Options.IgnoreCancel]; `mcpspec testserver --sloppy` turns on all four.
 package mcptest

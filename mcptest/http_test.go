@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -507,5 +508,69 @@ func TestStreamableCancel(t *testing.T) {
 		}
 	case <-time.After(waitFor):
 		t.Fatal("cancelled call still pending")
+	}
+}
+
+// TestHostValidation checks the DNS-rebinding defence: a request whose Host does not name the
+// server is refused on every endpoint, a GET /sse without Origin included, unless the server
+// was started with AllowAnyHost.
+func TestHostValidation(t *testing.T) {
+	s := mcptest.NewServer(nil)
+	t.Cleanup(s.Close)
+	sloppy := mcptest.NewServer(&mcptest.Options{AllowAnyHost: true})
+	t.Cleanup(sloppy.Close)
+	_, port, _ := net.SplitHostPort(s.Addr)
+	_, sloppyPort, _ := net.SplitHostPort(sloppy.Addr)
+	hc := httpClient(t)
+	status := func(srv *mcptest.Server, method, path, host string) int {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		var body io.Reader
+		if method == "POST" {
+			b, _ := json.Marshal(rpc(1, "initialize", initParams))
+			body = bytes.NewReader(b)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, "http://"+srv.Addr+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s Host %s: %v", method, path, host, err)
+		}
+		resp.Body.Close() // an SSE stream is not read: its status is what counts
+		return resp.StatusCode
+	}
+	tests := []struct {
+		host string
+		want int
+	}{
+		{"evil.example", 403},
+		{"evil.example:" + port, 403},
+		{"localhost.evil.example:" + port, 403},
+		{"127.0.0.1:1", 403}, // the right host on another port
+		{"localhost", 403},   // port 80 implied
+		{"127.0.0.1:" + port, 200},
+		{"localhost:" + port, 200},
+		{"LOCALHOST:" + port, 200},
+		{"[::1]:" + port, 200},
+	}
+	for _, path := range []string{mcptest.PathStreamable, mcptest.PathSSE} {
+		method := "POST"
+		if path == mcptest.PathSSE {
+			method = "GET"
+		}
+		for _, tt := range tests {
+			if got := status(s, method, path, tt.host); got != tt.want {
+				t.Errorf("%s %s with Host %q: HTTP %d, want %d", method, path, tt.host, got, tt.want)
+			}
+		}
+		if got := status(sloppy, method, path, "evil.example:"+sloppyPort); got != 200 {
+			t.Errorf("AllowAnyHost: %s %s with Host evil.example: HTTP %d, want 200", method, path, got)
+		}
 	}
 }

@@ -3,8 +3,10 @@ package mcptest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // JSON-RPC and MCP error codes the server answers with.
@@ -159,8 +161,16 @@ func decodeFrame(data []byte) (*request, frameKind, *response) {
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return nil, kindInvalid, &response{Error: newError(CodeInvalidRequest, "batches are not supported")}
 	}
+	if !utf8.Valid(trimmed) {
+		return nil, kindInvalid, &response{Error: newError(CodeParseError, "parse error: the message is not valid UTF-8")}
+	}
 	var env envelope
 	if err := json.Unmarshal(trimmed, &env); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			// Valid JSON that is not a valid request object (a method that is not a string …).
+			return nil, kindInvalid, &response{Error: newError(CodeInvalidRequest, "invalid request: %v", err)}
+		}
 		return nil, kindInvalid, &response{Error: newError(CodeParseError, "parse error: %v", err)}
 	}
 	id := env.ID

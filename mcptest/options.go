@@ -62,6 +62,10 @@ type Options struct {
 	SSEResponses bool
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// AllowAnyHost turns off the HTTP server's Host check (DNS-rebinding defence), for tests
+	// that need a sloppy server: by default a request whose Host is not localhost, 127.0.0.1,
+	// [::1] or the bound host, with the bound port, is answered 403.
+	AllowAnyHost bool
 
 	// HangFirstCall leaves the first tools/call of the server unanswered until its
 	// connection or the server closes (the lazy-init deadlock).
@@ -146,6 +150,25 @@ type Options struct {
 	// With EraStateless it is refused; with EraBoth only clients that negotiate 2025-11-25 see
 	// it (`mcpspec testserver --tasks` serves the legacy era only unless --era is given).
 	Tasks bool
+
+	// The sloppy modes below break rules of the protocol and its transports on purpose, for
+	// `mcpspec probe` to find; see sloppy.go. All are off by default.
+
+	// SloppyHTTP drops the HTTP transports' protections and session rules: any Origin and Host
+	// are served, CORS lets every origin in (with credentials), a request without a session id
+	// or with an unknown one is served in the latest session, DELETE answers 200 and keeps the
+	// session, GET answers 200 JSON instead of a stream or 405, MCP-Protocol-Version is not
+	// checked, and WebSocket binary frames are served as text.
+	SloppyHTTP bool
+	// SloppyJSONRPC answers unknown methods with an empty result instead of -32601, agrees to
+	// any protocolVersion initialize offers, and answers every notification with a response
+	// (id null; over Streamable HTTP a 200 with that body instead of 202).
+	SloppyJSONRPC bool
+	// SloppyStdio writes a banner line to stdout before serving and writes every notification
+	// over several lines (indented JSON), on the newline-delimited transports (stdio, TCP).
+	SloppyStdio bool
+	// IgnoreCancel ignores notifications/cancelled: a cancelled call runs on and is answered.
+	IgnoreCancel bool
 }
 
 // validate reports the first invalid field.

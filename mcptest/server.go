@@ -39,6 +39,8 @@ type Server struct {
 	// Backend is the server's state; use it for [Backend.Stats].
 	Backend *Backend
 
+	// anyHost turns the Host check off (Options.AllowAnyHost).
+	anyHost   bool
 	srv       *http.Server
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -81,6 +83,7 @@ func StartServer(l net.Listener, opts *Options) (*Server, error) {
 		WSURL:       "ws://" + addr + PathWebSocket,
 		Addr:        addr,
 		Backend:     b,
+		anyHost:     opts != nil && (opts.AllowAnyHost || opts.SloppyHTTP),
 		serveDone:   make(chan struct{}),
 		sessions:    make(map[string]*httpSession),
 		sseSessions: make(map[string]*sseSession),
@@ -97,7 +100,7 @@ func StartServer(l net.Listener, opts *Options) (*Server, error) {
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
 	s.srv = &http.Server{
-		Handler:           s.track(mux),
+		Handler:           s.sloppyHTTP(s.track(mux)),
 		BaseContext:       func(net.Listener) context.Context { return s.ctx },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),
@@ -115,7 +118,8 @@ func StartServer(l net.Listener, opts *Options) (*Server, error) {
 // Stats returns the Backend's counters.
 func (s *Server) Stats() Stats { return s.Backend.Stats() }
 
-// track counts running handlers for Close and rejects a cross-origin browser request.
+// track counts running handlers for Close, and rejects a request whose Host does not name this
+// server (DNS rebinding) or whose Origin is not loopback (a cross-origin browser request).
 func (s *Server) track(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -127,12 +131,42 @@ func (s *Server) track(next http.Handler) http.Handler {
 		s.handlers.Add(1)
 		s.mu.Unlock()
 		defer s.handlers.Done()
+		if !s.anyHost && !allowedHost(r.Host, s.Addr) {
+			http.Error(w, "forbidden host "+r.Host, http.StatusForbidden)
+			return
+		}
 		if origin := r.Header.Get("Origin"); origin != "" && !loopbackOrigin(origin) {
 			http.Error(w, "forbidden origin "+origin, http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// allowedHost reports whether a request's Host header names the server bound at addr: localhost,
+// 127.0.0.1 or [::1], or the bound host itself, each with the bound port (the port may be left
+// out only when it is 80). A server bound to every interface also accepts any IP literal with its
+// port: DNS rebinding needs a host name, which an IP literal is not. The MCP specification asks
+// servers to validate Host and Origin against DNS rebinding.
+func allowedHost(host, addr string) bool {
+	boundHost, boundPort, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	h, port, err := net.SplitHostPort(host)
+	if err != nil {
+		h, port = strings.Trim(host, "[]"), "80"
+	}
+	if port != boundPort || h == "" {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") || h == "127.0.0.1" || h == "::1" || strings.EqualFold(h, boundHost) {
+		return true
+	}
+	if ip := net.ParseIP(boundHost); ip != nil && ip.IsUnspecified() {
+		return net.ParseIP(h) != nil
+	}
+	return false
 }
 
 // loopbackOrigin reports whether an Origin header names a loopback host.

@@ -94,7 +94,7 @@ func (b *Backend) serveConn(ctx context.Context, r io.Reader, w io.Writer, reade
 			}
 		})
 	}
-	return b.serveFrames(ctx, newLineReader(r), newLineWriter(w), closeFn, readerGrace)
+	return b.serveFrames(ctx, newLineReader(r), b.newFrameWriter(w), closeFn, readerGrace)
 }
 
 // Serve serves one in-memory or socket connection with a new Backend configured by opts; see

@@ -245,7 +245,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if kind == kindNotification {
-		if req.Method == "notifications/cancelled" {
+		if req.Method == "notifications/cancelled" && !s.Backend.opts.IgnoreCancel {
 			hs.calls.handleCancelled(req.Params)
 		}
 		s.Backend.handle(r.Context(), &httpPeer{state: &hs.state, sess: hs}, req)

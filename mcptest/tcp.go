@@ -98,7 +98,7 @@ func (s *TCPServer) serve(nc net.Conn) {
 			_ = nc.Close()
 		})
 	}
-	err := s.Backend.serveFrames(s.ctx, newLineReader(nc), newLineWriter(nc), closeFn, readerWait)
+	err := s.Backend.serveFrames(s.ctx, newLineReader(nc), s.Backend.newFrameWriter(nc), closeFn, readerWait)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.Backend.log.Debug("tcp connection ended", "err", err)
 	}

@@ -3,6 +3,7 @@ package mcptest
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 
 	"github.com/coder/websocket"
@@ -15,10 +16,17 @@ const WebSocketSubprotocol = "mcp"
 type wsConn struct {
 	ctx context.Context
 	c   *websocket.Conn
+	// binaryOK serves binary frames as if they were text (Options.SloppyHTTP).
+	binaryOK bool
 }
 
 func (w *wsConn) readFrame() ([]byte, error) {
-	_, data, err := w.c.Read(w.ctx)
+	typ, data, err := w.c.Read(w.ctx)
+	if err == nil && typ == websocket.MessageBinary && !w.binaryOK {
+		// The subprotocol carries JSON-RPC as text: refuse a binary frame as RFC 6455 says.
+		_ = w.c.Close(websocket.StatusUnsupportedData, "binary frames are not supported: send JSON-RPC messages as text frames")
+		return nil, io.EOF
+	}
 	return data, err
 }
 
@@ -37,7 +45,7 @@ func (s *Server) handleWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	c.SetReadLimit(MaxLineSize)
 	ctx := r.Context()
-	wc := &wsConn{ctx: ctx, c: c}
+	wc := &wsConn{ctx: ctx, c: c, binaryOK: s.Backend.opts.SloppyHTTP}
 	err = s.Backend.serveFrames(ctx, wc, wc, func(abrupt bool) {
 		if abrupt || ctx.Err() != nil {
 			_ = c.CloseNow()

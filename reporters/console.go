@@ -131,7 +131,13 @@ func (c *Console) testLine(col *result.Collection, t *result.Test) string {
 	b.WriteString(" ")
 	b.WriteString(clean(oneLine(fullName(col, t))))
 	if t.Status != result.Skipped {
-		b.WriteString(c.paint(ansiDim, "  "+textfmt.Duration(t.Duration)))
+		// The test's duration includes starting the server for its first session; the
+		// response time is the server's answer alone (what the latency summary ranks).
+		d := "  " + textfmt.Duration(t.Duration)
+		if t.Latency > 0 {
+			d += " (response " + textfmt.Duration(t.Latency) + ")"
+		}
+		b.WriteString(c.paint(ansiDim, d))
 	}
 	if retried(t) {
 		b.WriteString(c.paint(ansiYellow, fmt.Sprintf("  (%d attempts)", len(t.Attempts))))
@@ -143,6 +149,9 @@ func (c *Console) testLine(col *result.Collection, t *result.Test) string {
 		b.WriteString(c.paint(ansiYellow, "  ⚠ "+textfmt.Plural(n, "finding")))
 	}
 	b.WriteString("\n")
+	for _, f := range t.SnapshotsWritten {
+		b.WriteString(c.paint(ansiDim, "      wrote snapshot "+clean(f)) + "\n")
+	}
 	return b.String()
 }
 

@@ -71,8 +71,8 @@ func ExampleConsole() {
 		fmt.Println(err)
 	}
 	// Output:
-	// ✓ smoke › echo  3.0ms
-	//   ✗ smoke › add  4.0ms  — equals at $.sum
+	// ✓ smoke › echo  3.0ms (response 2.0ms)
+	//   ✗ smoke › add  4.0ms (response 3.0ms)  — equals at $.sum
 	//
 	// FAILURES (1)
 	//

@@ -178,6 +178,8 @@ type Test struct {
 	// tests, before this one took it) that answered no request: a response to an id never
 	// issued, a second answer to one, a malformed frame nobody waited for.
 	Findings []Finding `json:"findings,omitempty"`
+	// SnapshotsWritten are the snapshot files the test created or changed (--update).
+	SnapshotsWritten []string `json:"snapshotsWritten,omitempty"`
 }
 
 // Finding is a message from a server that answered no request — a response with an id never

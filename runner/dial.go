@@ -21,6 +21,11 @@ type DialOptions struct {
 	StderrPath string
 	// BaseDir resolves a relative `cwd:` (the collection's directory).
 	BaseDir string
+	// MaxMessageSize is the message size limit of a server that sets no maxMessageSize
+	// (0 = [transport.MaxFrameSize]).
+	MaxMessageSize int
+	// Abort, when closed, makes a stdio server's Close kill its process tree at once.
+	Abort <-chan struct{}
 }
 
 // DialServer turns a collection server (variables already expanded) into a dialer through the
@@ -33,6 +38,11 @@ func DialServer(srv *collection.Server, o *DialOptions) (transport.Dialer, spec.
 	s, so := ServerSpec(srv)
 	so.Executable = o.Executable
 	so.StderrPath = o.StderrPath
+	so.Abort = o.Abort
+	so.MaxMessageSize = o.MaxMessageSize
+	if srv.MaxMessageSize > 0 {
+		so.MaxMessageSize = srv.MaxMessageSize
+	}
 	if so.Dir != "" && !filepath.IsAbs(so.Dir) && o.BaseDir != "" {
 		so.Dir = filepath.Join(o.BaseDir, so.Dir)
 	}

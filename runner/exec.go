@@ -64,6 +64,9 @@ func (cr *colRun) runTest(ctx context.Context, t *collection.Test, rt *result.Te
 	if rt.Status != result.Passed {
 		rt.Stderr = last.stderr
 	}
+	if last.subject != nil {
+		rt.SnapshotsWritten = last.subject.SnapshotsWritten
+	}
 	if rt.Status == result.Passed && len(t.Extract) > 0 && last.subject != nil {
 		cr.extract(ctx, t, rt, last.subject)
 	}

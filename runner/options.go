@@ -73,6 +73,12 @@ type Options struct {
 	// Executable runs the built-in reference server for `testserver` servers ("" =
 	// os.Executable()).
 	Executable string
+	// MaxMessageSize is the largest message accepted from servers whose collection sets no
+	// maxMessageSize, in bytes (0 = 16 MiB, [transport.MaxFrameSize]).
+	MaxMessageSize int
+	// Abort, when closed, makes closing a stdio server kill its process tree at once instead of
+	// shutting it down gracefully (the CLI closes it on a second Ctrl-C).
+	Abort <-chan struct{}
 	// StderrDir, when set, receives one file per stdio server session holding its stderr; the
 	// result's Server.StderrPath points at it and failed tests quote what the server wrote
 	// during them. Empty keeps only an in-memory tail.
@@ -170,9 +176,10 @@ func (o *Options) withDefaults() Options {
 	}
 	v.Backoff = v.Backoff.withDefaults()
 	if v.Dial == nil {
-		exe := v.Executable
+		exe, maxSize, abort := v.Executable, v.MaxMessageSize, v.Abort
 		v.Dial = func(srv *collection.Server, stderrPath, baseDir string) (transport.Dialer, error) {
-			d, _, err := DialServer(srv, &DialOptions{Executable: exe, StderrPath: stderrPath, BaseDir: baseDir})
+			d, _, err := DialServer(srv, &DialOptions{Executable: exe, StderrPath: stderrPath, BaseDir: baseDir,
+				MaxMessageSize: maxSize, Abort: abort})
 			return d, err
 		}
 	}

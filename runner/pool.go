@@ -35,7 +35,9 @@ type pool struct {
 
 	once sync.Once // builds sp or setupErr
 	sp   *serverconn.Pool
-	srv  *collection.Server // def with its variables expanded
+	// connOpts are the options of sp's opener (the probe block opens sessions of its own).
+	connOpts serverconn.Options
+	srv      *collection.Server // def with its variables expanded
 	// setupErr is a server definition that could not be expanded or resolved.
 	setupErr *result.Error
 
@@ -94,6 +96,7 @@ func (p *pool) setup() {
 			return filepath.Join(opts.StderrDir, unsafeFileChars.ReplaceAllString(file, "-"))
 		}
 	}
+	p.connOpts = o
 	p.sp = serverconn.NewPool(serverconn.New(o), p.record)
 }
 

@@ -231,6 +231,9 @@ func (cr *colRun) execute(ctx context.Context) {
 	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
 		cr.runAudit(ctx, cr.col.Audit)
 	}
+	if cr.col.Probe != nil && ctx.Err() == nil && cr.st.bail() == "" {
+		cr.runProbe(ctx, cr.col.Probe)
+	}
 	if ctx.Err() == nil && cr.st.bail() == "" {
 		cr.runGates(ctx)
 	}

@@ -76,8 +76,10 @@ type unroutable struct {
 	at       time.Time
 	category Category
 	message  string
-	frame    []byte
-	err      error
+	// hint, when set, replaces the usual hint of a call blamed on this frame.
+	hint  string
+	frame []byte
+	err   error
 }
 
 // lateExpected marks an abandoned call whose late answer is expected and dropped silently.
@@ -324,6 +326,10 @@ func (s *Session) giveUp(ctx context.Context, c *call, w *waitSpec, why Category
 		e.Hint = "the server answered under an id the client never sent, or without one, so no response matched the request: a bug in the server's id handling"
 		if blame.category == Malformed {
 			e.Hint = "the server sent a frame that is not valid JSON-RPC and names no request; on stdio, stdout must carry only MCP messages (log to stderr)"
+		}
+		if blame.hint != "" {
+			e.Message = "no routable response; the server sent a frame during the call that the client could not take: " + blame.message
+			e.Hint = blame.hint
 		}
 	}
 	if !w.noCancel {

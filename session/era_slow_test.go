@@ -116,6 +116,8 @@ func TestEraDetectionSlowServer(t *testing.T) {
 			methods: handshakeLegacy,
 		},
 		{
+			// Answered in either order, a server of both eras gets the newer one: the
+			// stateless era, whose discover was sent first.
 			name: "dual-era server answering initialize before discover",
 			handle: func() func(f *fake, m msg) {
 				var discover *msg
@@ -132,9 +134,35 @@ func TestEraDetectionSlowServer(t *testing.T) {
 					}
 				}
 			}(),
-			era:     EraLegacy,
-			version: Version20251125,
-			methods: handshakeLegacy,
+			era:     EraStateless,
+			version: Version20260728,
+			methods: []string{"server/discover", "initialize"},
+			resets:  1, // the legacy session initialize opened is dropped
+		},
+		{
+			// Discover answered 60ms after initialize (a busy machine): still within the grace
+			// discover gets (as long again as initialize took, at least 100ms).
+			name: "dual-era server answering discover soon after initialize",
+			handle: func() func(f *fake, m msg) {
+				var discover *msg
+				return func(f *fake, m msg) {
+					f.stateless = true
+					switch m.Method {
+					case "server/discover":
+						discover = &m
+					case "initialize":
+						f.defaults(m)
+						d := *discover
+						time.AfterFunc(60*time.Millisecond, func() { f.defaults(d) })
+					default:
+						f.defaults(m)
+					}
+				}
+			}(),
+			era:     EraStateless,
+			version: Version20260728,
+			methods: []string{"server/discover", "initialize"},
+			resets:  1,
 		},
 	}
 	for _, tc := range cases {

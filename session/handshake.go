@@ -174,6 +174,19 @@ func describeRejection(e *Error) string {
 	return string(e.Category)
 }
 
+// awaitVerdict waits up to grace (and ctx) for era detection's verdict; nil when none came.
+func awaitVerdict(ctx context.Context, verdicts <-chan detection, grace time.Duration) *detection {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case x := <-verdicts:
+		return &x
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
 // detection is what server/discover said about the era.
 type detection struct {
 	// stateless is the stateless version to use, or "" for the legacy era.
@@ -243,10 +256,11 @@ type initAnswer struct {
 	err *Error
 }
 
-// race runs initialize alongside a server/discover that outlived the probe window and keeps
-// whichever decides the era first, by arrival of the answers:
-//   - discover offers a stateless version → the stateless era;
-//   - initialize succeeds → the legacy era;
+// race runs initialize alongside a server/discover that outlived the probe window:
+//   - discover offers a stateless version → the stateless era, even when initialize succeeded
+//     first (a server of both eras gets the newer one whatever the order of its answers);
+//   - initialize succeeds and discover stays unanswered for as long again as initialize took
+//     (100ms…2s) or says legacy → the legacy era;
 //   - discover says legacy (an error, or no answer by the deadline) → initialize's outcome;
 //   - initialize is rejected as a stateless-only server would reject it (-32601 method not
 //     found, or -32020/-32021/-32022) → wait for the discover, probably from a slow server.
@@ -259,6 +273,7 @@ func (s *Session) race(ctx context.Context, verdicts <-chan detection, stopDisco
 	ictx, stopInit := context.WithCancel(ctx)
 	defer stopInit()
 	s.tellVersion("") // initialize goes without a version header
+	raceStart := time.Now()
 	var initID atomic.Int64
 	answers := make(chan initAnswer, 1)
 	go func() {
@@ -292,11 +307,17 @@ func (s *Session) race(ctx context.Context, verdicts <-chan detection, stopDisco
 		if (d == nil && !s.awaiting(discoverID.Load())) || (in == nil && !s.awaiting(initID.Load())) {
 			continue
 		}
+		if in != nil && in.err == nil && d == nil {
+			// initialize succeeded while discover, sent first, is still out: a server of both
+			// eras on a busy machine may answer in either order. Give discover as long again as
+			// initialize took (100ms…2s), so such a server gets the same era every time.
+			d = awaitVerdict(ctx, verdicts, min(max(in.at.Sub(raceStart), 100*time.Millisecond), 2*time.Second))
+		}
 		switch {
 		case d != nil && d.err != nil:
 			settle()
 			return d.err
-		case d != nil && d.stateless != "" && (in == nil || in.err != nil || d.at.Before(in.at)):
+		case d != nil && d.stateless != "":
 			settle()
 			if sc, ok := s.conn.(transport.Sessioned); ok {
 				sc.ResetSession() // drop a legacy session initialize may have opened (HTTP)

@@ -25,7 +25,7 @@ func TestHTTPMalformedAnswerFailsItsRequestAtOnce(t *testing.T) {
 		{"html page", "text/html", "<!doctype html><html><body>Welcome to nginx</body></html>", "not a JSON object"},
 		{"plain text", "text/plain", "404 page not found", "not a JSON object"},
 		{"empty 200", "application/json", "", "truncated"},
-		{"too long", "application/json", `{"jsonrpc":"2.0","id":2,"result":"` + strings.Repeat("a", 4096) + `"}`, "too-long"},
+		{"too long", "application/json", `{"jsonrpc":"2.0","id":2,"result":"` + strings.Repeat("a", 4096) + `"}`, "frame of 4132 bytes exceeds the 1 KiB limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

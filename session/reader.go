@@ -49,7 +49,7 @@ func (s *Session) connEnded(err error) {
 // handleFrame routes one received frame. Nothing in it may panic on any input.
 func (s *Session) handleFrame(f transport.Frame) {
 	if f.Err != nil {
-		s.malformed(f, f.Err, "framing fault: "+f.Err.Error())
+		s.framingFault(f)
 		return
 	}
 	env, err := decodeEnvelope(f.Data)
@@ -79,8 +79,29 @@ func utf8ValidJSON(b []byte) bool {
 	return err == nil && skipSpace(b, end) == len(b) && utf8.Valid(b)
 }
 
+// tooLargeHint is the hint of a message over the size limit.
+const tooLargeHint = "raise the limit with --max-message-size (maxMessageSize: in a collection's server), e.g. 64MiB, or have the server send less at once (page large results)"
+
+// framingFault handles a frame the transport could not frame. A frame over the size limit that
+// names no request is most likely the answer to the one request pending, if there is just one:
+// that request fails now rather than at its deadline.
+func (s *Session) framingFault(f transport.Frame) {
+	var fe *transport.FrameError
+	if errors.As(f.Err, &fe) && fe.TooLong() != "" {
+		s.malformedFrame(f, f.Err, fe.TooLong(), tooLargeHint, true)
+		return
+	}
+	s.malformed(f, f.Err, "framing fault: "+f.Err.Error())
+}
+
 // malformed fails the call named by a salvaged id, or records an unroutable finding.
 func (s *Session) malformed(f transport.Frame, cause error, msg string) {
+	s.malformedFrame(f, cause, msg, "", false)
+}
+
+// malformedFrame is malformed with a hint; soleCall routes a frame that names no request to the
+// one pending call, when only one is pending.
+func (s *Session) malformedFrame(f transport.Frame, cause error, msg, hint string, soleCall bool) {
 	frame := excerpt(f.Data)
 	var c *call
 	s.mu.Lock()
@@ -98,18 +119,24 @@ func (s *Session) malformed(f transport.Frame, cause error, msg string) {
 			delete(s.sh.pending, id)
 		}
 	}
+	if c == nil && soleCall && len(s.sh.pending) == 1 {
+		for id, p := range s.sh.pending {
+			c = p
+			delete(s.sh.pending, id)
+		}
+	}
 	if c == nil {
 		if len(s.sh.unroutable) >= maxUnroutable {
 			s.sh.unroutable = s.sh.unroutable[1:]
 		}
-		s.sh.unroutable = append(s.sh.unroutable, unroutable{at: f.At, category: Malformed, message: msg, frame: frame, err: cause})
+		s.sh.unroutable = append(s.sh.unroutable, unroutable{at: f.At, category: Malformed, message: msg, hint: hint, frame: frame, err: cause})
 	}
 	s.mu.Unlock()
 	if c == nil {
 		s.finding(Finding{Category: Malformed, Message: "unroutable malformed frame: " + msg, Frame: frame, At: f.At})
 		return
 	}
-	c.fail = &Error{Category: Malformed, Message: msg, Frame: frame, Err: cause}
+	c.fail = &Error{Category: Malformed, Message: msg, Hint: hint, Frame: frame, Err: cause}
 	c.at = f.At
 	c.done <- struct{}{}
 }

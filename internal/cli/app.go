@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -23,19 +24,46 @@ type IO struct {
 	Executable string
 	// TempDir is where temporary files go ("" = os.TempDir()).
 	TempDir string
+	// Abort, when closed, kills the servers' process trees at once instead of shutting them
+	// down gracefully (a second Ctrl-C); nil never.
+	Abort <-chan struct{}
 }
 
 // Main runs mcpspec with the process's arguments and streams and exits with its exit code.
 // SIGINT and SIGTERM cancel the run; open sessions are closed (child servers are stopped) and
-// the exit code is 130.
+// the exit code is 130. A second signal kills the servers at once; should the run still not
+// end within abortWait, mcpspec exits anyway. On Linux, mcpspec is the child subreaper of
+// what it starts, and kills whatever is still parented to it when it ends.
 func Main() {
 	os.Exit(int(mainCode()))
 }
 
+// abortWait is how long mcpspec waits for the run to end after a second interrupt.
+const abortWait = 2 * time.Second
+
 func mainCode() ExitCode {
-	ctx, stop := notifyContext(context.Background())
+	becomeSubreaper()
+	defer killOrphans()
+	ctx, abort, stop := interrupts(context.Background())
 	defer stop()
-	return Run(ctx, os.Args, &IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	done := make(chan ExitCode, 1)
+	go func() {
+		done <- Run(ctx, os.Args, &IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Abort: abort})
+	}()
+	select {
+	case code := <-done:
+		return code
+	case <-abort:
+	}
+	t := time.NewTimer(abortWait)
+	defer t.Stop()
+	select {
+	case code := <-done:
+		return code
+	case <-t.C:
+		fmt.Fprintf(os.Stderr, "Error: interrupted twice, and the run did not end within %s: exiting now\n", abortWait)
+		return ExitInterrupted
+	}
 }
 
 // Run runs mcpspec with args (args[0] is the program name) and returns the exit code. Failures
@@ -96,6 +124,7 @@ func (a *app) verbs() []*cli.Command {
 		a.callCommand(),
 		a.inspectCommand(),
 		a.testCommand(),
+		a.probeCommand(),
 		a.deadlockCommand(),
 		a.raceCommand(),
 		a.headOfLineCommand(),

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
@@ -59,7 +59,7 @@ func (a *app) call(ctx context.Context, cmd *cli.Command) error {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q after the tool name (quote the --args JSON?)", cmd.Args().Get(1)))
 	}
 	tool := cmd.Args().First()
-	args, err := readArgs(cmd.String("args"), a.io.Stdin)
+	args, err := readArgs(ctx, cmd.String("args"), a.io.Stdin)
 	if err != nil {
 		return err
 	}
@@ -173,14 +173,34 @@ func listNames(names []string, n int) string {
 // maxArgsSize bounds --args read from a file or stdin.
 const maxArgsSize = transport.MaxFrameSize
 
+// readStdin reads at most limit bytes of stdin, giving up when ctx ends: the read itself may
+// stay blocked (a terminal nobody types on), on a goroutine that ends with the process.
+func readStdin(ctx context.Context, stdin io.Reader, limit int64) ([]byte, error) {
+	type read struct {
+		b   []byte
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(stdin, limit))
+		done <- read{b, err}
+	}()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // readArgs reads --args: a JSON object given inline, @FILE, or - for stdin. It must be a JSON
 // object; "" means {}.
-func readArgs(v string, stdin io.Reader) (json.RawMessage, error) {
-	return readObjectFlag("args", v, stdin)
+func readArgs(ctx context.Context, v string, stdin io.Reader) (json.RawMessage, error) {
+	return readObjectFlag(ctx, "args", v, stdin)
 }
 
 // readObjectFlag reads flag --name's JSON object (see [readArgs]).
-func readObjectFlag(name, v string, stdin io.Reader) (json.RawMessage, error) {
+func readObjectFlag(ctx context.Context, name, v string, stdin io.Reader) (json.RawMessage, error) {
 	src := "--" + name
 	var data []byte
 	switch {
@@ -188,21 +208,23 @@ func readObjectFlag(name, v string, stdin io.Reader) (json.RawMessage, error) {
 		return json.RawMessage("{}"), nil
 	case v == "-":
 		src = "--" + name + " - (stdin)"
-		b, err := io.ReadAll(io.LimitReader(stdin, maxArgsSize+1))
+		b, err := readStdin(ctx, stdin, maxArgsSize+1)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, &Error{Code: ExitInterrupted, Msg: "interrupted while reading " + src, Err: err}
+			}
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Err: err}
 		}
 		data = b
 	case strings.HasPrefix(v, "@"):
 		src = "--" + name + " " + v
-		fh, err := os.Open(v[1:])
+		b, err := regfile.ReadInput(ctx, v[1:], maxArgsSize)
 		if err != nil {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Hint: "check the path after @", Err: err}
-		}
-		defer fh.Close()
-		b, err := io.ReadAll(io.LimitReader(fh, maxArgsSize+1))
-		if err != nil {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("read %s: %v", src, err), Err: err}
+			e := inputError(ctx, src, err, "check the path after @")
+			if e.Code == ExitConfig && !errors.As(err, new(*regfile.NotRegularError)) {
+				e.Msg = fmt.Sprintf("read %s: %v", src, err)
+			}
+			return nil, e
 		}
 		data = b
 	default:

@@ -19,6 +19,8 @@ type target struct {
 	flags serverFlags
 	info  spec.Info
 	op    *serverconn.Opener
+	// connOpts are the options op was built from (the probe builds openers of its own).
+	connOpts serverconn.Options
 	// conn is the session opened by open, for describing its failures.
 	conn *serverconn.Conn
 	// tempDir holds the default stderr file; removed by finish unless something failed.
@@ -47,11 +49,13 @@ func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target
 		return nil, err
 	}
 	so := &spec.Options{
-		Transport:  spec.Transport(f.Transport),
-		Header:     header,
-		Env:        env,
-		StderrPath: f.StderrPath,
-		Executable: a.io.Executable,
+		Transport:      spec.Transport(f.Transport),
+		Header:         header,
+		Env:            env,
+		StderrPath:     f.StderrPath,
+		Executable:     a.io.Executable,
+		MaxMessageSize: f.maxMessage,
+		Abort:          a.io.Abort,
 	}
 	for _, h := range hooks {
 		if h.spec != nil {
@@ -90,12 +94,13 @@ func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target
 			h.session(&sopts)
 		}
 	}
-	t.op = serverconn.New(serverconn.Options{
+	t.connOpts = serverconn.Options{
 		Info:    info,
 		Dial:    dial,
 		Session: sopts,
 		Terms:   serverconn.CLITerms(),
-	})
+	}
+	t.op = serverconn.New(t.connOpts)
 	return t, nil
 }
 

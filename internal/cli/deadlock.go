@@ -26,8 +26,8 @@ func (a *app) deadlockCommand() *cli.Command {
 			&cli.StringFlag{Name: "tool", Usage: "probe only tool `T` (default: every tool)"},
 			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Usage: "--tool's arguments: a JSON object, @FILE or - (default: made up from its inputSchema)"},
 			&cli.IntFlag{Name: "concurrency", Value: deadlock.DefaultConcurrency, Usage: "release `N` calls together"},
-			&cli.DurationFlag{Name: "hang-after", Value: deadlock.DefaultHangAfter, Usage: "a call unanswered after `D` is hung"},
-			&cli.DurationFlag{Name: "grace", Value: deadlock.DefaultGrace, Usage: "a hung call answered within `D` more is slow, else deadlocked"},
+			&durationFlag{Name: "hang-after", Value: deadlock.DefaultHangAfter, Usage: "a call unanswered after `D` is hung"},
+			&durationFlag{Name: "grace", Value: deadlock.DefaultGrace, Usage: "a hung call answered within `D` more is slow, else deadlocked"},
 			&cli.BoolFlag{Name: "include-destructive", Usage: "also probe tools annotated destructiveHint"},
 			&cli.BoolFlag{Name: "include-open-world", Usage: "also probe tools annotated openWorldHint (they reach outside the server)"},
 			&cli.StringSliceFlag{Name: "skip-tool", Usage: "never probe tool `T` (repeatable)"},
@@ -58,7 +58,7 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 	if err := positiveDuration(cmd, "hang-after", "grace", "max-time"); err != nil {
 		return err
 	}
-	args, err := detectorArgs("args", cmd.String("args"), a.io.Stdin)
+	args, err := detectorArgs(ctx, "args", cmd.String("args"), a.io.Stdin)
 	if err != nil {
 		return err
 	}

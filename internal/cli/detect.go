@@ -35,18 +35,18 @@ func detectorFlagDefs(extra ...cli.Flag) []cli.Flag {
 	}
 	out = append(out, extra...)
 	return append(out,
-		&cli.DurationFlag{Name: "max-time", Value: defaultMaxTime, Usage: "stop after `D` and report what was found so far"},
+		&durationFlag{Name: "max-time", Value: defaultMaxTime, Usage: "stop after `D` and report what was found so far"},
 		explainFlag(),
 	)
 }
 
 // detectorArgs reads an --args-like flag: nil when not given (the detector makes the
 // arguments up from the tool's inputSchema), else a JSON object.
-func detectorArgs(name, v string, stdin io.Reader) (map[string]any, error) {
+func detectorArgs(ctx context.Context, name, v string, stdin io.Reader) (map[string]any, error) {
 	if v == "" {
 		return nil, nil
 	}
-	raw, err := readObjectFlag(name, v, stdin)
+	raw, err := readObjectFlag(ctx, name, v, stdin)
 	if err != nil {
 		return nil, err
 	}

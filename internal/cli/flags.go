@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
@@ -31,6 +32,9 @@ type serverFlags struct {
 	JSON            bool
 	HangThreshold   time.Duration
 	StderrPath      string
+	// MaxMessageSize is --max-message-size as given; validate parses it into maxMessage.
+	MaxMessageSize string
+	maxMessage     int
 }
 
 // serverFlagDefs returns the flags of a server-facing verb. --server is checked by the verb, not
@@ -39,15 +43,30 @@ func serverFlagDefs() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to test, a `SPEC`: a command line, testserver (the built-in one), or an http(s)://, ws(s)://, tcp:// address"},
 		&cli.StringFlag{Name: "transport", Usage: "force a transport: stdio, http, sse, ws or tcp (default: from the SPEC)"},
-		&cli.DurationFlag{Name: "timeout", Value: defaultTimeout, Usage: "deadline of each request"},
-		&cli.DurationFlag{Name: "connect-timeout", Value: defaultConnectTimeout, Usage: "deadline for starting or connecting to the server and the handshake"},
+		&durationFlag{Name: "timeout", Value: defaultTimeout, Usage: "deadline of each request"},
+		&durationFlag{Name: "connect-timeout", Value: defaultConnectTimeout, Usage: "deadline for starting or connecting to the server and the handshake"},
 		&cli.StringFlag{Name: "protocol-version", Usage: "pin the MCP protocol `VERSION` (default: detect the era and negotiate the newest)"},
 		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Usage: "HTTP/WebSocket header `K=V` (repeatable)"},
 		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "environment variable `K=V` for a server started as a command (repeatable)"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON on stdout"},
-		&cli.DurationFlag{Name: "hang-threshold", DefaultText: "off", Usage: "turn on the hang detector: a request unanswered after `D` is a Hang, or a Deadlock if no answer comes in the grace period (2×D)"},
+		&durationFlag{Name: "hang-threshold", DefaultText: "off", Usage: "turn on the hang detector: a request unanswered after `D` is a Hang, or a Deadlock if no answer comes in the grace period (2×D)"},
 		&cli.StringFlag{Name: "stderr", Usage: "save the stderr of a server started as a command to `FILE` (default: a temporary file, kept when something fails)"},
+		maxMessageSizeFlag(),
 	}
+}
+
+// maxMessageSizeFlag is --max-message-size, the largest message accepted from a server.
+func maxMessageSizeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "max-message-size", Value: "16MiB", Usage: "largest message accepted from the server, on every transport: bytes or a `SIZE` with a unit (64MiB, 512KiB)"}
+}
+
+// parseMaxMessageSize reads --max-message-size; a problem is a config error.
+func parseMaxMessageSize(s string) (int, error) {
+	n, err := collection.ParseMessageSize(s)
+	if err != nil {
+		return 0, &Error{Code: ExitConfig, Msg: "--max-message-size " + err.Error(), Hint: "e.g. --max-message-size 64MiB (between 1KiB and 1GiB)"}
+	}
+	return n, nil
 }
 
 // explainFlag is --explain, which prints what a verb does instead of doing it.
@@ -67,6 +86,7 @@ func readServerFlags(cmd *cli.Command) serverFlags {
 		JSON:            cmd.Bool("json"),
 		HangThreshold:   cmd.Duration("hang-threshold"),
 		StderrPath:      cmd.String("stderr"),
+		MaxMessageSize:  cmd.String("max-message-size"),
 	}
 }
 
@@ -91,6 +111,13 @@ func (f *serverFlags) validate(verb string) error {
 	}
 	if t := f.Transport; t != "" && !slices.Contains(spec.Transports(), spec.Transport(t)) {
 		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("unknown --transport %q", t), Hint: "use one of: stdio, http, sse, ws, tcp"}
+	}
+	if f.MaxMessageSize != "" {
+		n, err := parseMaxMessageSize(f.MaxMessageSize)
+		if err != nil {
+			return err
+		}
+		f.maxMessage = n
 	}
 	return nil
 }
@@ -135,3 +162,35 @@ func redactEntry(e string) string {
 	}
 	return e[:i] + string(e[i]) + "***"
 }
+
+// durationFlag is a duration flag read by the one rule durations follow everywhere, flags and
+// collections alike: a Go duration (30s, 500ms, 1m30s), or a bare whole number of milliseconds.
+type durationFlag = cli.FlagBase[time.Duration, cli.NoConfig, msDuration]
+
+// msDuration is the value of a [durationFlag].
+type msDuration time.Duration
+
+// Create satisfies cli.ValueCreator.
+func (d msDuration) Create(val time.Duration, p *time.Duration, _ cli.NoConfig) cli.Value {
+	*p = val
+	return (*msDuration)(p)
+}
+
+// ToString satisfies cli.ValueCreator.
+func (d msDuration) ToString(val time.Duration) string { return val.String() }
+
+// Set parses a Go duration or a bare number of milliseconds.
+func (d *msDuration) Set(s string) error {
+	v, err := collection.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = msDuration(v)
+	return nil
+}
+
+// Get returns the duration.
+func (d *msDuration) Get() any { return time.Duration(*d) }
+
+// String renders the duration.
+func (d *msDuration) String() string { return time.Duration(*d).String() }

@@ -63,10 +63,10 @@ func (a *app) headOfLine(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	var err error
-	if o.SlowArgs, err = detectorArgs("slow-args", cmd.String("slow-args"), a.io.Stdin); err != nil {
+	if o.SlowArgs, err = detectorArgs(ctx, "slow-args", cmd.String("slow-args"), a.io.Stdin); err != nil {
 		return err
 	}
-	if o.FastArgs, err = detectorArgs("fast-args", cmd.String("fast-args"), a.io.Stdin); err != nil {
+	if o.FastArgs, err = detectorArgs(ctx, "fast-args", cmd.String("fast-args"), a.io.Stdin); err != nil {
 		return err
 	}
 	var r *headofline.Report

@@ -187,7 +187,7 @@ func (r *repl) call(ctx context.Context, arg string) error {
 	if rawArgs == "-" {
 		return &Error{Code: ExitConfig, Msg: "arguments cannot come from stdin inside inspect", Hint: `write them inline: .call NAME {"key":"value"}, or use @FILE`}
 	}
-	args, err := readArgs(rawArgs, nil)
+	args, err := readArgs(ctx, rawArgs, nil)
 	if err != nil {
 		// readArgs speaks of the --args flag; inside inspect the arguments follow the name.
 		var ce *Error

@@ -25,8 +25,8 @@ import (
 )
 
 // loadLoadCollection loads the collection a load run uses.
-func (a *app) loadLoadCollection(cmd *cli.Command, path string) (*collection.Collection, error) {
-	vars, envFile, err := varFlags(cmd)
+func (a *app) loadLoadCollection(ctx context.Context, cmd *cli.Command, path string) (*collection.Collection, error) {
+	vars, envFile, err := varFlags(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}

@@ -151,7 +151,7 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 	// The workload and the server.
 	var col *collection.Collection
 	if colPath != "" {
-		if col, err = a.loadLoadCollection(cmd, colPath); err != nil {
+		if col, err = a.loadLoadCollection(ctx, cmd, colPath); err != nil {
 			return nil, err
 		}
 		if err := applyLoadBlock(cmd.IsSet, cfg, col, &lr.ths); err != nil {

@@ -60,7 +60,7 @@ func (a *app) race(ctx context.Context, cmd *cli.Command) error {
 		return &Error{Code: ExitConfig, Msg: err.Error(), Hint: "a JSONPath whose last step is a key, an index or a wildcard: $.structuredContent.time, $.content[0], $.items[*], $..timestamp"}
 	}
 	o.Ignore = ig
-	if o.Args, err = detectorArgs("args", cmd.String("args"), a.io.Stdin); err != nil {
+	if o.Args, err = detectorArgs(ctx, "args", cmd.String("args"), a.io.Stdin); err != nil {
 		return err
 	}
 	var r *race.Report

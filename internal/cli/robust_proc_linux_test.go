@@ -109,10 +109,14 @@ func (p *mcpspecProc) signal(t *testing.T, sig syscall.Signal) {
 func (p *mcpspecProc) wait(t *testing.T, d time.Duration) int {
 	t.Helper()
 	select {
-	case <-p.exited:
-	case <-time.After(d):
-		t.Fatalf("mcpspec %s still running after %v\nstdout:\n%s\nstderr:\n%s",
-			strings.Join(p.cmd.Args[1:], " "), d, tail(p.stdout.String()), tail(p.stderr.String()))
+	case <-p.exited: // checked first: with d = 0 a select would pick either case at random
+	default:
+		select {
+		case <-p.exited:
+		case <-time.After(d):
+			t.Fatalf("mcpspec %s still running after %v\nstdout:\n%s\nstderr:\n%s",
+				strings.Join(p.cmd.Args[1:], " "), d, tail(p.stdout.String()), tail(p.stderr.String()))
+		}
 	}
 	var ee *exec.ExitError
 	switch {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/baseline"
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/redact"
@@ -71,9 +73,11 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringFlag{Name: "baseline", Usage: "compare this run with baseline `NAME`; a regression exits 1"},
 			&cli.StringFlag{Name: "baseline-dir", Value: defaultBaselineDir, Usage: "where baselines live (`DIR`)"},
 			&cli.BoolFlag{Name: "ignore-latency", Usage: "with --baseline, do not compare latencies (noisy machines)"},
-			&cli.DurationFlag{Name: "timeout", DefaultText: collection.DefaultCallTimeout.String(), Usage: "default per-request timeout of servers that set no timeouts.call"},
-			&cli.DurationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "default start/handshake timeout of servers that set no timeouts.connect"},
+			&durationFlag{Name: "timeout", DefaultText: collection.DefaultCallTimeout.String(), Usage: "default per-request timeout of servers that set no timeouts.call"},
+			&durationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "default start/handshake timeout of servers that set no timeouts.connect"},
 			&cli.StringFlag{Name: "protocol-version", Usage: "pin the protocol version of servers that pin none (default: detect the era)"},
+			&cli.StringFlag{Name: "max-message-size", Value: "16MiB", Usage: "largest message accepted from servers that set no maxMessageSize: bytes or a `SIZE` with a unit (64MiB)"},
+			&cli.BoolFlag{Name: "keep-stderr", Usage: "keep the servers' stderr files (.mcpspec/runs/stderr) after a run that passed; a failed run always keeps them"},
 			&cli.FloatFlag{Name: "min-coverage", DefaultText: "off", Usage: "fail (exit 1) when less than `PCT` % of the advertised tools, prompts and resources were exercised"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
@@ -112,6 +116,7 @@ type testConfig struct {
 	baseline      string
 	baselineDir   string
 	ignoreLatency bool
+	keepStderr    bool
 	// minCoverage is --min-coverage in percent; negative when not given.
 	minCoverage float64
 	skipLoad    bool
@@ -125,7 +130,7 @@ type reporterSpec struct {
 }
 
 func (a *app) test(ctx context.Context, cmd *cli.Command, save *optionalName) error {
-	cfg, err := a.testConfig(cmd, save)
+	cfg, err := a.testConfig(ctx, cmd, save)
 	if err != nil {
 		return err
 	}
@@ -136,13 +141,14 @@ func (a *app) test(ctx context.Context, cmd *cli.Command, save *optionalName) er
 }
 
 // testConfig reads and checks the flags; every problem is a config error (exit 3).
-func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, error) {
+func (a *app) testConfig(ctx context.Context, cmd *cli.Command, save *optionalName) (*testConfig, error) {
 	cfg := &testConfig{
 		paths:         cmd.Args().Slice(),
 		watch:         cmd.Bool("watch"),
 		baseline:      cmd.String("baseline"),
 		baselineDir:   cmd.String("baseline-dir"),
 		ignoreLatency: cmd.Bool("ignore-latency"),
+		keepStderr:    cmd.Bool("keep-stderr"),
 		skipLoad:      cmd.Bool("skip-load"),
 		minCoverage:   -1,
 	}
@@ -157,7 +163,7 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 			Hint: "pass collection files or directories: mcpspec test examples/quickstart.yaml"}
 	}
 	cfg.saveBaseline = save
-	vars, envFile, err := varFlags(cmd)
+	vars, envFile, err := varFlags(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +188,10 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		if d := cmd.Duration(name); d < 0 {
 			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--%s must be positive, got %s", name, d), Hint: "e.g. --" + name + " 30s"}
 		}
+	}
+	maxMessage, err := parseMaxMessageSize(cmd.String("max-message-size"))
+	if err != nil {
+		return nil, err
 	}
 	if cfg.reporters, err = parseReporters(cmd.StringSlice("reporter")); err != nil {
 		return nil, err
@@ -208,6 +218,8 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 		ProtocolVersion: cmd.String("protocol-version"),
 		Executable:      a.io.Executable,
 		StderrDir:       runStderrDir,
+		MaxMessageSize:  maxMessage,
+		Abort:           a.io.Abort,
 	}
 	cfg.load = cfg.ropts.LoadOptions()
 	cfg.load.Masker = a.masker
@@ -215,12 +227,12 @@ func (a *app) testConfig(cmd *cli.Command, save *optionalName) (*testConfig, err
 }
 
 // varFlags reads --var and --env-file (test and validate share them).
-func varFlags(cmd *cli.Command) (vars, envFile map[string]string, err error) {
+func varFlags(ctx context.Context, cmd *cli.Command) (vars, envFile map[string]string, err error) {
 	if vars, err = parseVars(cmd.StringSlice("var")); err != nil {
 		return nil, nil, err
 	}
 	if p := cmd.String("env-file"); p != "" {
-		if envFile, err = readEnvFile(p); err != nil {
+		if envFile, err = readEnvFile(ctx, p); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -243,16 +255,23 @@ func parseVars(entries []string) (map[string]string, error) {
 	return out, nil
 }
 
+// maxEnvFileSize bounds an --env-file.
+const maxEnvFileSize = 1 << 20
+
 // readEnvFile reads KEY=VALUE lines: blank lines and # comments are skipped, an "export " prefix
-// is allowed, and a value in matching single or double quotes loses them.
-func readEnvFile(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+// is allowed, and a value in matching single or double quotes loses them. The file may be a
+// pipe (--env-file <(sops -d .env)); waiting for it ends with ctx.
+func readEnvFile(ctx context.Context, path string) (map[string]string, error) {
+	data, err := regfile.ReadInput(ctx, path, maxEnvFileSize)
 	if err != nil {
-		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --env-file: %v", err), Hint: "check the path", Err: err}
+		return nil, inputError(ctx, "--env-file "+path, err, "check the path")
 	}
-	defer f.Close()
+	if len(data) > maxEnvFileSize {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--env-file %s is larger than 1 MiB", path), Hint: "an env file holds KEY=VALUE lines; check the path"}
+	}
 	out := map[string]string{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxEnvFileSize+1)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -274,6 +293,19 @@ func readEnvFile(path string) (map[string]string, error) {
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --env-file %s: %v", path, err), Err: err}
 	}
 	return out, nil
+}
+
+// inputError describes a file named by a flag (what) that could not be read: interrupted, not
+// a regular file or pipe, or unreadable.
+func inputError(ctx context.Context, what string, err error, hint string) *Error {
+	var nr *regfile.NotRegularError
+	switch {
+	case ctx.Err() != nil:
+		return &Error{Code: ExitInterrupted, Msg: "interrupted while reading " + what, Err: err}
+	case errors.As(err, &nr):
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read %s: %v", what, nr), Hint: "give a regular file (or a pipe, such as <(command))", Err: err}
+	}
+	return &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read %s: %v", what, err), Hint: hint, Err: err}
 }
 
 // parseReporters reads --reporter NAME[=PATH] values. Console on stdout is added when no
@@ -363,6 +395,10 @@ func loadCollections(paths []string, lo *collection.LoadOptions, verb string) ([
 		return nil, &Error{Code: ExitConfig, Err: err,
 			Msg:  fmt.Sprintf("%s in %s:\n%s", textfmt.Plural(len(list), "problem"), where, strings.Join(lines, "\n")),
 			Hint: hint}
+	}
+	var nr *regfile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, &Error{Code: ExitConfig, Msg: nr.Error(), Err: err, Hint: "pass collection files (*.yaml) or directories holding them; a collection must be a regular file"}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -531,13 +567,17 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 			_ = os.Remove(f)
 		}
 	}
-	if err := os.MkdirAll(runStderrDir, 0o755); err != nil {
+	if err := os.MkdirAll(runStderrDir, 0o700); err != nil {
 		ropts.StderrDir = ""
 	}
 	run, runErr := runner.New(&ropts).Run(ctx, cols)
 	if runErr == nil && !cfg.skipLoad {
 		// A collection's load: block runs after its tests; its thresholds are test cases.
 		run.Collections = append(run.Collections, a.runLoadBlocks(ctx, cols)...)
+	}
+	if runErr == nil && run.OK() && !run.Interrupted && !cfg.keepStderr {
+		// Nothing to look into: the servers' stderr files go (--keep-stderr keeps them).
+		dropStderrFiles(run)
 	}
 
 	// Reports first: nothing of a partial run is lost.
@@ -613,6 +653,25 @@ func coverageError(run *result.Run, min float64) error {
 			Hint: "the report lists what was never exercised; add tests for it, or lower --min-coverage"}
 	}
 	return nil
+}
+
+// dropStderrFiles removes the stderr files of a run's servers and forgets their paths, so no
+// report points at a file that is gone.
+func dropStderrFiles(run *result.Run) {
+	for i := range run.Collections {
+		for j := range run.Collections[i].Servers {
+			srv := &run.Collections[i].Servers[j]
+			if srv.StderrPath != "" {
+				_ = os.Remove(srv.StderrPath)
+				srv.StderrPath = ""
+			}
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(runStderrDir, "*.stderr.log")); len(left) > 0 {
+		for _, f := range left {
+			_ = os.Remove(f) // sessions opened after the first of each server
+		}
+	}
 }
 
 // anySelected reports whether the --tag and --grep filters select at least one test.

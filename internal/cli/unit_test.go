@@ -149,7 +149,7 @@ func TestReadArgs(t *testing.T) {
 		{"@/nonexistent/args.json", "", "", "read --args @/nonexistent/args.json"},
 	}
 	for _, tt := range tests {
-		got, err := readArgs(tt.in, strings.NewReader(tt.stdin))
+		got, err := readArgs(context.Background(), tt.in, strings.NewReader(tt.stdin))
 		if tt.wantErr != "" {
 			var e *Error
 			if !errors.As(err, &e) || e.Code != ExitConfig || !strings.Contains(e.Msg, tt.wantErr) {

@@ -42,13 +42,13 @@ func usageError(cmd *cli.Command, err error) error {
 		val, name := m[1], m[2]
 		f := findFlag(cmd, name)
 		switch f.(type) {
-		case *cli.DurationFlag:
+		case *durationFlag:
 			problem := "is not a duration"
-			if strings.Contains(msg, "missing unit") {
-				problem = "has no unit"
+			if strings.Contains(msg, "out of range") {
+				problem = "is out of range"
 			}
 			e.Msg = fmt.Sprintf("%s %q %s", flagText(name), val, problem)
-			e.Hint = fmt.Sprintf("write a number with a unit, e.g. %s 30s, 500ms or 2m", flagText(name))
+			e.Hint = fmt.Sprintf("write a duration with a unit, e.g. %s 30s, 500ms or 2m (a bare number is milliseconds)", flagText(name))
 		case *cli.IntFlag:
 			e.Msg = fmt.Sprintf("%s %q is not a whole number", flagText(name), val)
 			e.Hint = fmt.Sprintf("e.g. %s 4", flagText(name))
@@ -92,7 +92,7 @@ func findFlag(cmd *cli.Command, name string) cli.Flag {
 // flagExample is an example value for f, or "".
 func flagExample(f cli.Flag) string {
 	switch f.(type) {
-	case *cli.DurationFlag:
+	case *durationFlag:
 		return "30s"
 	case *cli.IntFlag:
 		return "4"

@@ -29,7 +29,7 @@ func (a *app) validateCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "var", Usage: "set variable `K=V` (repeatable)"},
 			&cli.StringFlag{Name: "env-file", Usage: "read variables from `PATH`"},
 			&cli.BoolFlag{Name: "server-check", Usage: "connect to the servers and check that the tools the tests call exist"},
-			&cli.DurationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "with --server-check, the default start/handshake timeout of servers that set no timeouts.connect"},
+			&durationFlag{Name: "connect-timeout", DefaultText: collection.DefaultConnectTimeout.String(), Usage: "with --server-check, the default start/handshake timeout of servers that set no timeouts.connect"},
 		},
 		Action: a.validate,
 	}
@@ -40,7 +40,7 @@ func (a *app) validate(ctx context.Context, cmd *cli.Command) error {
 	if len(paths) == 0 {
 		return &Error{Code: ExitConfig, Msg: "no collection given", Hint: "mcpspec validate examples/quickstart.yaml"}
 	}
-	vars, envFile, err := varFlags(cmd)
+	vars, envFile, err := varFlags(ctx, cmd)
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,13 @@ package serverconn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -76,6 +78,8 @@ type Terms struct {
 	// QuoteStderr makes a crash's hint quote the last lines of the child's stderr (a test
 	// report quotes it elsewhere).
 	QuoteStderr bool
+	// SizeLimit names the setting of the largest message accepted.
+	SizeLimit string
 }
 
 // CLITerms are the command line's terms, the default.
@@ -90,6 +94,7 @@ func CLITerms() Terms {
 		CallerDeadline: "the command's deadline",
 		HangThreshold:  "--hang-threshold",
 		QuoteStderr:    true,
+		SizeLimit:      "--max-message-size",
 	}
 }
 
@@ -102,6 +107,7 @@ func CollectionTerms() Terms {
 		KeepStderr:     "it is kept under .mcpspec/runs/stderr when the run is saved",
 		StartIt:        "give a command so mcpspec starts it",
 		CallerDeadline: "the test's timeout",
+		SizeLimit:      "the server's maxMessageSize (or --max-message-size)",
 	}
 }
 
@@ -220,8 +226,14 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 		e.hint = "check the host name in the server's URL"
 	case errors.As(err, &statusErr):
 		e.Msg = fmt.Sprintf("%s answered HTTP %d during %s", where, statusErr.Status, phase)
-		e.hint = op.statusHint(statusErr.Status)
-		if len(statusErr.Body) > 0 {
+		e.hint = op.statusHint(statusErr.Status, statusErr.Body)
+		if code, msg, ok := rpcError(statusErr.Body); ok {
+			// The body is a JSON-RPC error: its code says more than the status.
+			e.Msg += fmt.Sprintf(" with JSON-RPC error %d: %s", code, msg)
+			if h := CodeHint(phase, code); h != "" {
+				e.hint = h
+			}
+		} else if len(statusErr.Body) > 0 {
 			e.Msg += ": " + OneLine(transport.Excerpt(statusErr.Body, 200))
 		}
 	case e.Category == session.Crash:
@@ -268,6 +280,9 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 	case e.Category == session.Disconnected:
 		e.Msg = fmt.Sprintf("the connection to %s closed during %s", where, phase)
 		e.hint = "the server dropped the connection; check its logs"
+	case e.Category == session.Malformed && tooLong(err) != "":
+		e.Msg = fmt.Sprintf("%s sent a message over the size limit during %s: %s", subject, phase, tooLong(err))
+		e.hint = "raise " + op.o.Terms.SizeLimit + ", e.g. to 64MiB, or have the server send less at once (page large results)"
 	case e.Category == session.Malformed:
 		e.Msg = fmt.Sprintf("%s sent a malformed message during %s", subject, phase)
 		if se != nil && len(se.Frame) > 0 {
@@ -294,6 +309,16 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 		e.hint = se.Hint
 	}
 	return e
+}
+
+// tooLong describes a frame over the size limit in err's chain ("frame of N bytes exceeds the
+// 16 MiB limit"), or returns "".
+func tooLong(err error) string {
+	var fe *transport.FrameError
+	if errors.As(err, &fe) {
+		return fe.TooLong()
+	}
+	return ""
 }
 
 // stderrPath is where the first session's child writes its stderr, or "".
@@ -351,10 +376,31 @@ func orPath(p, def string) string {
 	return def
 }
 
-func (op *Opener) statusHint(status int) string {
+// rpcError reads a JSON-RPC error object from an HTTP body.
+func rpcError(body []byte) (code int, msg string, ok bool) {
+	var v struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil || v.Error == nil || v.Error.Code == 0 {
+		return 0, "", false
+	}
+	return v.Error.Code, v.Error.Message, true
+}
+
+// originRE spots a 403 body that blames the request's Origin or Host header.
+var originRE = regexp.MustCompile(`(?i)\b(origin|host)\b`)
+
+func (op *Opener) statusHint(status int, body []byte) string {
 	switch {
-	case status == 401 || status == 403:
+	case status == 403 && originRE.Match(body):
+		return "the server refused the request's Origin or Host header (DNS-rebinding protection): send an Origin it allows with a header, or reach it by the host name it expects"
+	case status == 401:
 		return "the server wants credentials: " + op.o.Terms.Credentials
+	case status == 403:
+		return "the server refused the request: check the credentials (" + op.o.Terms.Credentials + ") and whether it rejects the Origin or Host header"
 	case status == 404:
 		return "check the URL path (MCP servers often serve /mcp, legacy ones /sse)"
 	case status == 405 || status == 501:

@@ -262,6 +262,12 @@ func TestDescribe(t *testing.T) {
 			`^connection refused at http://127\.0\.0\.1:1/mcp$`, `give a command so mcpspec starts it`},
 		{"401", web, &transport.StatusError{Status: 401, Body: []byte("no")}, session.Disconnected,
 			`answered HTTP 401 during tools/call "x": no$`, `Bearer \{\{secret\.TOKEN\}\}`},
+		{"403 for the Origin", web, &transport.StatusError{Status: 403, Body: []byte("Forbidden: invalid Origin header")}, session.Disconnected,
+			`answered HTTP 403 during`, `refused the request's Origin or Host header`},
+		{"403 otherwise", web, &transport.StatusError{Status: 403, Body: []byte("no")}, session.Disconnected,
+			`answered HTTP 403 during`, `^the server refused the request: check the credentials`},
+		{"400 with a JSON-RPC error", web, &transport.StatusError{Status: 400, Body: []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"unknown tool"}}`)}, session.Disconnected,
+			`answered HTTP 400 during tools/call "x" with JSON-RPC error -32602: unknown tool$`, `rejected the arguments or does not know the tool`},
 		{"timeout, no hang detector", stdio, &session.Error{Category: session.Timeout}, session.Timeout,
 			`^no answer during tools/call "x" within --timeout 3s$`, `rerun with --hang-threshold 1s`},
 		{"timeout, hang detector on", hung, &session.Error{Category: session.Timeout}, session.Timeout,
@@ -272,6 +278,14 @@ func TestDescribe(t *testing.T) {
 			`deadlocked: no answer within the hang threshold 1s`, `lock taken twice`},
 		{"malformed on stdio", stdio, &session.Error{Category: session.Malformed, Frame: []byte("hello\nworld")}, session.Malformed,
 			`sent a malformed message during tools/call "x": hello world$`, `stdout must carry only MCP messages`},
+		{"too large on stdio", stdio, &session.Error{Category: session.Malformed, Frame: []byte(`{"result":`),
+			Err: &transport.FrameError{Reason: "too-long", Size: 20 << 20, Limit: 16 << 20}}, session.Malformed,
+			`^the server sent a message over the size limit during tools/call "x": frame of 20971520 bytes exceeds the 16 MiB limit$`,
+			`^raise --max-message-size, e\.g\. to 64MiB`},
+		{"too large in a collection", web, &session.Error{Category: session.Malformed,
+			Err: &transport.FrameError{Reason: "too-long", Size: 2000, Limit: 1024}}, session.Malformed,
+			`^server "api" sent a message over the size limit during tools/call "x": frame of 2000 bytes exceeds the 1 KiB limit$`,
+			`^raise the server's maxMessageSize \(or --max-message-size\)`},
 		{"method not found", web, &session.Error{Category: session.ProtocolError, Code: -32601, Message: "nope"}, session.ProtocolError,
 			`^tools/call "x" failed: JSON-RPC error -32601: nope$`, `does not implement this method`},
 		{"cancelled", web, fmt.Errorf("x: %w", context.Canceled), session.Cancelled, `^interrupted during`, `^$`},
@@ -307,7 +321,9 @@ func TestReadTail(t *testing.T) {
 		{0, 100, "first line\nsecond line\nthird\n"},
 		{11, 100, "second line\nthird\n"},
 		{0, 10, "…\nthird\n"},
-		{40, 10, ""},
+		{29, 10, ""}, // nothing written since
+		// A file now shorter than offset was cut back (stdio keeps stderr bounded): its end.
+		{40, 10, "…\nthird\n"},
 	}
 	for _, tc := range tests {
 		if got := ReadTail(path, tc.offset, tc.n); got != tc.want {

@@ -9,7 +9,8 @@ import (
 
 // ReadTail returns what the file at path holds after offset, at most its last n bytes; a cut
 // start drops the partial first line and is marked with "…". It returns "" when the file is
-// missing or holds nothing past offset.
+// missing or holds nothing past offset. A file now shorter than offset was cut back (see
+// stdio.Command.StderrPath): its last n bytes are returned.
 func ReadTail(path string, offset, n int64) string {
 	if path == "" {
 		return ""
@@ -20,8 +21,13 @@ func ReadTail(path string, offset, n int64) string {
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() <= offset {
+	if err != nil || !st.Mode().IsRegular() || st.Size() == offset {
 		return ""
+	}
+	if st.Size() < offset {
+		// The file was cut back (a stdio server's stderr file keeps its start and its last
+		// MiB): what was written since offset is at its end.
+		offset = 0
 	}
 	from := max(offset, st.Size()-n)
 	b := make([]byte, st.Size()-from)

@@ -1,6 +1,7 @@
 package textfmt
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +54,25 @@ func LastLines(s string, n int) string {
 		}
 	}
 	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+		// A crash's stack trace pushes the line that names the error (Node's "RangeError: …",
+		// Python's last "…Error: …", Go's "panic: …") above the last lines: keep the last such
+		// line that is cut off, before the tail.
+		cut := len(lines) - n
+		head := -1
+		for i := cut - 1; i >= 0 && i >= cut-200; i-- {
+			if errorLineRE.MatchString(lines[i]) {
+				head = i
+				break
+			}
+		}
+		tail := lines[cut:]
+		if head >= 0 {
+			tail = append([]string{lines[head], "  …"}, lines[cut+2:]...)
+		}
+		lines = tail
 	}
 	return strings.Join(lines, "\n")
 }
+
+// errorLineRE matches a stderr line that names an error rather than a stack frame.
+var errorLineRE = regexp.MustCompile(`^\s*(panic:|fatal error:|Traceback|[A-Z][A-Za-z]*(Error|Exception)\b:?|Error:|FATAL|Uncaught)`)

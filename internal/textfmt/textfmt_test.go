@@ -61,3 +61,29 @@ func TestLastLines(t *testing.T) {
 		}
 	}
 }
+
+// TestLastLinesKeepsTheErrorLine: a Node crash's RangeError line, above its stack frames, is
+// kept in place of the oldest tail lines.
+func TestLastLinesKeepsTheErrorLine(t *testing.T) {
+	stderr := `server starting
+/app/index.js:12
+RangeError: Maximum call stack size exceeded
+    at f (/app/index.js:12:3)
+    at f (/app/index.js:12:3)
+    at f (/app/index.js:12:3)
+    at f (/app/index.js:12:3)
+    at f (/app/index.js:12:3)
+    at g (/app/index.js:20:1)
+`
+	want := "  RangeError: Maximum call stack size exceeded\n  …\n      at f (/app/index.js:12:3)\n      at f (/app/index.js:12:3)\n      at g (/app/index.js:20:1)"
+	if got := LastLines(stderr, 5); got != want {
+		t.Errorf("LastLines =\n%s\nwant\n%s", got, want)
+	}
+	plain := "a\nb\nc\nd\ne\nf\ng\n"
+	if got := LastLines(plain, 3); got != "  e\n  f\n  g" {
+		t.Errorf("LastLines without an error line = %q", got)
+	}
+	if got := LastLines("x\npanic: boom\ny\n", 5); got != "  x\n  panic: boom\n  y" {
+		t.Errorf("short input = %q", got)
+	}
+}

@@ -67,14 +67,40 @@ type FrameError struct {
 	Reason string
 	// Size is the length of the offending frame in bytes, when known.
 	Size int
+	// Limit is, for "too-long", the size limit the frame exceeded.
+	Limit int
 }
 
-// Error renders the reason and, when known, the size of the offending frame.
+// Error renders the reason and, when known, the size of the offending frame; a frame over the
+// size limit is described as "frame of N bytes exceeds the 16 MiB limit".
 func (e *FrameError) Error() string {
+	if e.Reason == "too-long" && e.Limit > 0 {
+		return "transport: " + e.TooLong()
+	}
 	if e.Size > 0 {
 		return fmt.Sprintf("transport: malformed frame (%s, %d bytes)", e.Reason, e.Size)
 	}
 	return fmt.Sprintf("transport: malformed frame (%s)", e.Reason)
+}
+
+// TooLong describes a frame over the size limit, "frame of N bytes exceeds the 16 MiB limit";
+// "" for another fault.
+func (e *FrameError) TooLong() string {
+	if e.Reason != "too-long" || e.Limit <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("frame of %d bytes exceeds the %s limit", e.Size, limitText(e.Limit))
+}
+
+// limitText renders a size limit: "16 MiB", "512 KiB", or "100-byte".
+func limitText(n int) string {
+	switch {
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d-byte", n)
 }
 
 // ExitError reports that a server process ended while the connection was open.

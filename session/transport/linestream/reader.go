@@ -165,7 +165,11 @@ func (r *Reader) fault(data []byte, reason string, size int) transport.Frame {
 	if cap(r.line) > readBufferSize {
 		r.line = nil // do not pin a large gathering buffer after a fault
 	}
-	return transport.Frame{Data: ex, At: r.now(), Err: &transport.FrameError{Reason: reason, Size: size}}
+	fe := &transport.FrameError{Reason: reason, Size: size}
+	if reason == "too-long" {
+		fe.Limit = r.max
+	}
+	return transport.Frame{Data: ex, At: r.now(), Err: fe}
 }
 
 // appendExcerpt appends as much of chunk to dst as fits in an excerpt.

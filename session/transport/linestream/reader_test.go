@@ -134,6 +134,9 @@ func TestReaderDoesNotBufferOverLongLines(t *testing.T) {
 	if !errors.As(f.Err, &fe) || fe.Reason != "too-long" || fe.Size != total {
 		t.Fatalf("got %v, want too-long of %d bytes", f.Err, total)
 	}
+	if want := "transport: frame of 67108864 bytes exceeds the 1 KiB limit"; fe.Limit != max || fe.Error() != want {
+		t.Errorf("limit %d, error %q; want %d, %q", fe.Limit, fe.Error(), max, want)
+	}
 	if len(f.Data) != transport.ExcerptSize {
 		t.Errorf("excerpt is %d bytes, want %d", len(f.Data), transport.ExcerptSize)
 	}

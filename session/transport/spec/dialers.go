@@ -14,22 +14,24 @@ func newDialer(info Info, addr string, o *Options) (transport.Dialer, error) {
 	switch info.Transport {
 	case Stdio:
 		return stdio.Command{
-			Path:       info.Argv[0],
-			Args:       info.Argv[1:],
-			Env:        o.Env,
-			Dir:        o.Dir,
-			StderrPath: o.StderrPath,
+			Path:         info.Argv[0],
+			Args:         info.Argv[1:],
+			Env:          o.Env,
+			Dir:          o.Dir,
+			StderrPath:   o.StderrPath,
+			MaxFrameSize: o.MaxMessageSize,
+			Abort:        o.Abort,
 		}, nil
 	case Auto:
-		return streamable.Auto{Dialer: streamable.Dialer{URL: addr, Header: o.Header}}, nil
+		return streamable.Auto{Dialer: streamable.Dialer{URL: addr, Header: o.Header, MaxFrameSize: o.MaxMessageSize}}, nil
 	case HTTP:
-		return streamable.Dialer{URL: addr, Header: o.Header}, nil
+		return streamable.Dialer{URL: addr, Header: o.Header, MaxFrameSize: o.MaxMessageSize}, nil
 	case SSE:
-		return sse.Dialer{URL: addr, Header: o.Header}, nil
+		return sse.Dialer{URL: addr, Header: o.Header, MaxFrameSize: o.MaxMessageSize}, nil
 	case WS:
-		return ws.Dialer{URL: addr, Header: o.Header}, nil
+		return ws.Dialer{URL: addr, Header: o.Header, MaxFrameSize: o.MaxMessageSize}, nil
 	case TCP:
-		return tcp.Dialer{Addr: addr}, nil
+		return tcp.Dialer{Addr: addr, MaxFrameSize: o.MaxMessageSize}, nil
 	}
 	return nil, &Error{Spec: info.Spec, Reason: string(info.Transport) + " transport", Hint: "this build of mcpspec lacks it", Err: ErrUnavailable}
 }

@@ -56,6 +56,12 @@ type Options struct {
 	// Executable is the program that runs the built-in server for a "testserver" SPEC
 	// ("" = [os.Executable]).
 	Executable string
+	// MaxMessageSize is the largest message accepted from the server, in bytes, on every
+	// transport (0 = [transport.MaxFrameSize]).
+	MaxMessageSize int
+	// Abort, when closed, makes a stdio server's Close kill its process tree at once instead
+	// of shutting it down gracefully (see [stdio.Command.Abort]).
+	Abort <-chan struct{}
 }
 
 // Info describes what a SPEC resolved to, for messages, --explain and JSON output.

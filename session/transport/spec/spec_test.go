@@ -161,3 +161,53 @@ func TestParseDialers(t *testing.T) {
 		t.Error("streamable.Auto has no Fallback: the http(s) SPEC would not fall back to HTTP+SSE")
 	}
 }
+
+// TestMaxMessageSizeAndAbortReachEveryDialer checks that the size limit reaches every
+// transport, and Abort the stdio one.
+func TestMaxMessageSizeAndAbortReachEveryDialer(t *testing.T) {
+	abort := make(chan struct{})
+	o := &Options{MaxMessageSize: 1 << 26, Abort: abort}
+	for _, s := range []string{"python srv.py", "http://127.0.0.1:1/mcp", "ws://127.0.0.1:1/ws", "tcp://127.0.0.1:1"} {
+		d, _, err := Parse(s, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		switch d := d.(type) {
+		case stdio.Command:
+			got = d.MaxFrameSize
+			if d.Abort != (<-chan struct{})(abort) {
+				t.Errorf("%s: Abort not passed on", s)
+			}
+		case streamable.Auto:
+			got = d.Dialer.MaxFrameSize
+		case ws.Dialer:
+			got = d.MaxFrameSize
+		case tcp.Dialer:
+			got = d.MaxFrameSize
+		default:
+			t.Fatalf("%s: dialer %T", s, d)
+		}
+		if got != 1<<26 {
+			t.Errorf("%s: MaxFrameSize = %d, want %d", s, got, 1<<26)
+		}
+	}
+	for _, tr := range []Transport{HTTP, SSE} {
+		d, _, err := Parse("http://127.0.0.1:1/mcp", &Options{Transport: tr, MaxMessageSize: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch d := d.(type) {
+		case streamable.Dialer:
+			if d.MaxFrameSize != 4096 {
+				t.Errorf("http: MaxFrameSize = %d", d.MaxFrameSize)
+			}
+		case sse.Dialer:
+			if d.MaxFrameSize != 4096 {
+				t.Errorf("sse: MaxFrameSize = %d", d.MaxFrameSize)
+			}
+		default:
+			t.Fatalf("%s: dialer %T", tr, d)
+		}
+	}
+}

@@ -197,7 +197,7 @@ func (c *Conn) read(p *sseparse.Reader, body io.ReadCloser) {
 			}
 			continue
 		case errors.As(err, &tooLong):
-			if !c.put(frameError("too-long", nil, tooLong.Size)) {
+			if !c.put(tooLongFrame(tooLong)) {
 				c.finish(transport.ErrClosed)
 				return
 			}
@@ -237,6 +237,11 @@ func frame(data []byte) transport.Frame {
 		return frameError("invalid-utf8", data, len(data))
 	}
 	return transport.Frame{Data: data, At: time.Now()}
+}
+
+// tooLongFrame reports an event over the size limit.
+func tooLongFrame(e *sseparse.TooLongError) transport.Frame {
+	return transport.Frame{At: time.Now(), Err: &transport.FrameError{Reason: "too-long", Size: e.Size, Limit: e.Max}}
 }
 
 func frameError(reason string, data []byte, size int) transport.Frame {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -17,9 +16,10 @@ import (
 // Default shutdown waits, used when a [Command] leaves them zero.
 const (
 	// DefaultGrace is how long Close waits after closing stdin before SIGTERM.
-	DefaultGrace = 2 * time.Second
-	// DefaultTermGrace is how long Close waits after SIGTERM before SIGKILL.
-	DefaultTermGrace = 2 * time.Second
+	DefaultGrace = time.Second
+	// DefaultTermGrace is how long Close waits after SIGTERM before SIGKILL. With DefaultGrace,
+	// a server that ignores both is killed 1.5s after Close begins.
+	DefaultTermGrace = 500 * time.Millisecond
 )
 
 // Command describes a server to run as a child process; it implements [transport.Dialer].
@@ -33,8 +33,10 @@ type Command struct {
 	Env []string
 	// Dir is the working directory; "" means the current one.
 	Dir string
-	// StderrPath is a file to save the child's whole stderr in (created, or truncated, along
-	// with missing parent directories); "" keeps only the last lines in memory.
+	// StderrPath is a file to save the child's stderr in (created, or truncated, readable by its
+	// owner only, along with missing parent directories); "" keeps only the last lines in
+	// memory. The file stays bounded: its first [StderrHead] bytes, a line saying how much was
+	// dropped, and the last [StderrTail] bytes or so.
 	StderrPath string
 	// Grace is how long Close waits for the child to exit after closing its stdin
 	// (default [DefaultGrace]).
@@ -45,6 +47,9 @@ type Command struct {
 	// MaxFrameSize is the largest line accepted from the child (default
 	// [transport.MaxFrameSize]).
 	MaxFrameSize int
+	// Abort, when closed, cuts Close short: it kills the process tree at once instead of
+	// waiting Grace and TermGrace (a second Ctrl-C). nil never aborts.
+	Abort <-chan struct{}
 }
 
 var _ transport.Dialer = Command{}
@@ -80,10 +85,11 @@ func (c Command) Start(ctx context.Context) (*Conn, error) {
 	if len(c.Env) > 0 {
 		cmd.Env = append(os.Environ(), c.Env...)
 	}
-	prepare(cmd)
+	mark := prepare(cmd)
 
 	conn := &Conn{
 		name:          c.Path,
+		abort:         c.Abort,
 		grace:         orDefault(c.Grace, DefaultGrace),
 		termGrace:     orDefault(c.TermGrace, DefaultTermGrace),
 		stderrPath:    c.StderrPath,
@@ -96,10 +102,13 @@ func (c Command) Start(ctx context.Context) (*Conn, error) {
 	// The child's ends of the pipes, closed here once the child has them.
 	var childEnds []*os.File
 	fail := func(err error) (*Conn, error) {
-		for _, f := range append(childEnds, conn.stdin, conn.stdout, conn.stderr, conn.stderrFile) {
+		for _, f := range append(childEnds, conn.stdin, conn.stdout, conn.stderr) {
 			if f != nil {
 				f.Close()
 			}
+		}
+		if conn.stderrLog != nil {
+			conn.stderrLog.Close()
 		}
 		return nil, err
 	}
@@ -122,14 +131,11 @@ func (c Command) Start(ctx context.Context) (*Conn, error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = childEnds[0], childEnds[1], childEnds[2]
 	if c.StderrPath != "" {
-		if err := os.MkdirAll(filepath.Dir(c.StderrPath), 0o755); err != nil {
-			return fail(fmt.Errorf("stdio: start server %q: stderr file: %w", c.Path, err))
-		}
-		f, err := os.Create(c.StderrPath)
+		l, err := createStderrLog(c.StderrPath)
 		if err != nil {
 			return fail(fmt.Errorf("stdio: start server %q: stderr file: %w", c.Path, err))
 		}
-		conn.stderrFile = f
+		conn.stderrLog = l
 	}
 	if err := cmd.Start(); err != nil {
 		return fail(fmt.Errorf("stdio: start server %q: %w%s", c.Path, err, startHint(err)))
@@ -138,7 +144,7 @@ func (c Command) Start(ctx context.Context) (*Conn, error) {
 		f.Close()
 	}
 	childEnds = nil
-	t, err := newTree(cmd.Process)
+	t, err := newTree(cmd.Process, mark, conn.exited)
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()

@@ -21,6 +21,9 @@ const (
 	// drainWait bounds the wait for stderr to reach EOF once the child is gone (a grandchild
 	// that escaped the tree may still hold it).
 	drainWait = 500 * time.Millisecond
+	// exitWait is how long Recv waits, once stdout ended, for the child to be reaped (see
+	// ended).
+	exitWait = 2 * time.Second
 	// tailWait bounds how long Recv waits for the last stderr lines before building an
 	// ExitError.
 	tailWait = 200 * time.Millisecond
@@ -48,6 +51,7 @@ type Conn struct {
 	cmd              *exec.Cmd
 	tree             *tree
 	grace, termGrace time.Duration
+	abort            <-chan struct{} // closed to cut Close short; nil never
 
 	stdin, stdout, stderr *os.File // our ends of the pipes
 	r                     *linestream.Reader
@@ -55,7 +59,7 @@ type Conn struct {
 
 	tail       tailBuffer
 	stderrPath string
-	stderrFile *os.File
+	stderrLog  *stderrLog
 	// stderrErr is the first error writing the stderr file; set by drainStderr before drained.
 	stderrErr error
 
@@ -90,7 +94,8 @@ func (c *Conn) PID() int { return c.cmd.Process.Pid }
 // StderrTail returns the last lines the child wrote to stderr (about 4 KiB at most).
 func (c *Conn) StderrTail() string { return c.tail.String() }
 
-// StderrPath returns the file holding the child's whole stderr, or "".
+// StderrPath returns the file holding the child's stderr (bounded: see [Command.StderrPath]),
+// or "".
 func (c *Conn) StderrPath() string { return c.stderrPath }
 
 // ShutdownStage reports how Close ended the child: [StageExited], [StageStdin], [StageTerm]
@@ -141,9 +146,11 @@ func (c *Conn) Recv() (transport.Frame, error) {
 	return transport.Frame{}, c.recvErr
 }
 
-// ended turns the end of stdout into the connection's terminal error.
+// ended turns the end of stdout into the connection's terminal error. A child that closed its
+// stdout is given exitWait (or Grace, if longer) to be reaped before it counts as still
+// running: its exit is the likelier news, and reaping may lag on a loaded machine.
 func (c *Conn) ended(readErr error) error {
-	t := time.NewTimer(c.grace)
+	t := time.NewTimer(max(c.grace, exitWait))
 	defer t.Stop()
 	select {
 	case <-c.exited:
@@ -196,8 +203,8 @@ func (c *Conn) drainStderr() {
 		n, err := c.stderr.Read(buf)
 		if n > 0 {
 			c.tail.Write(buf[:n])
-			if c.stderrFile != nil && c.stderrErr == nil {
-				if _, werr := c.stderrFile.Write(buf[:n]); werr != nil {
+			if c.stderrLog != nil && c.stderrErr == nil {
+				if _, werr := c.stderrLog.Write(buf[:n]); werr != nil {
 					c.stderrErr = fmt.Errorf("stdio: save stderr of %s: %w", c.name, werr)
 				}
 			}
@@ -231,6 +238,8 @@ func (c *Conn) shutdown() error {
 		stage = StageExited
 	default:
 	}
+	// Note who belongs to the tree while the child still links them to it.
+	c.tree.remember()
 	// From now on nobody needs stdout: keep it flowing so a child writing on its way out does
 	// not block on a full pipe. The drain ends when closeStdout below closes it.
 	go func() {
@@ -239,7 +248,12 @@ func (c *Conn) shutdown() error {
 	}()
 	// The polite request: flush what was queued (within Grace), then close stdin.
 	fctx, cancel := context.WithDeadline(context.Background(), deadline)
+	stop := func() {}
+	if c.abort != nil {
+		stop = stopOn(c.abort, cancel)
+	}
 	c.w.Flush(fctx)
+	stop()
 	cancel()
 	c.stdin.Close()
 	if err := c.w.Close(); err != nil {
@@ -247,7 +261,7 @@ func (c *Conn) shutdown() error {
 	}
 	if !c.waitExit(time.Until(deadline)) {
 		stage = StageKill
-		if canTerminate {
+		if canTerminate && !c.aborted() {
 			stage = StageTerm
 			if err := c.tree.terminate(); err != nil {
 				errs = append(errs, fmt.Errorf("stdio: close %s: SIGTERM: %w", c.name, err))
@@ -258,7 +272,7 @@ func (c *Conn) shutdown() error {
 			if err := c.tree.kill(); err != nil {
 				errs = append(errs, fmt.Errorf("stdio: close %s: kill: %w", c.name, err))
 			}
-			if !c.waitExit(reapWait) {
+			if !waitChan(c.exited, reapWait) { // not cut short by Abort: the kill is done
 				errs = append(errs, fmt.Errorf("stdio: close %s: process %d still running after kill", c.name, c.PID()))
 			}
 		}
@@ -278,11 +292,11 @@ func (c *Conn) shutdown() error {
 		drained = waitChan(c.drained, drainWait)
 	}
 	c.stderr.Close()
-	if c.stderrFile != nil {
+	if c.stderrLog != nil {
 		if drained && c.stderrErr != nil {
 			errs = append(errs, c.stderrErr)
 		}
-		if err := c.stderrFile.Close(); err != nil {
+		if err := c.stderrLog.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("stdio: close %s: stderr file: %w", c.name, err))
 		}
 	}
@@ -292,8 +306,55 @@ func (c *Conn) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// waitExit waits up to d for the child to exit and reports whether it did.
-func (c *Conn) waitExit(d time.Duration) bool { return waitChan(c.exited, d) }
+// waitExit waits up to d for the child to exit and reports whether it did. It gives up at once
+// when Abort is closed (a nil Abort never is).
+func (c *Conn) waitExit(d time.Duration) bool {
+	if waitChan(c.exited, 0) {
+		return true
+	}
+	if d <= 0 || c.aborted() {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return true
+	case <-c.abort:
+		return waitChan(c.exited, 0)
+	case <-t.C:
+		return false
+	}
+}
+
+// aborted reports whether Abort was closed.
+func (c *Conn) aborted() bool {
+	select {
+	case <-c.abort:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopOn calls fn once ch is closed, until the returned stop is called; it owns one goroutine,
+// which stop ends and waits for.
+func stopOn(ch <-chan struct{}, fn func()) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		select {
+		case <-ch:
+			fn()
+		case <-done:
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
+}
 
 // waitChan waits up to d for ch to close and reports whether it did.
 func waitChan(ch <-chan struct{}, d time.Duration) bool {

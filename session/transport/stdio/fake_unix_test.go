@@ -55,6 +55,10 @@ func fakeServer(script ...string) Command {
 //	ignore-term     ignore SIGTERM
 //	grandchild      start a sleeping grandchild with no stdio, print {"grandchild":PID}
 //	grandchild-out  the same, but the grandchild keeps our stdout and stderr open
+//	orphan          start `setsid sleep 300` through a shell that exits at once, so the sleep
+//	                leaves our session and group and loses us as its parent; print {"grandchild":PID}
+//	bare-setsid     start `sleep 300` in a session of its own with an empty environment (only
+//	                its parent links it to us); print {"grandchild":PID}
 //	sleep:DUR       sleep
 //	exit:N          exit with code N
 //	kill-self       die by SIGKILL
@@ -113,6 +117,23 @@ func fake(script []string) {
 			}
 			if err := cmd.Start(); err != nil {
 				fmt.Fprintln(os.Stderr, "fake: grandchild:", err)
+				os.Exit(99)
+			}
+			fmt.Fprintf(out, "{\"grandchild\":%d}\n", cmd.Process.Pid)
+		case "orphan":
+			b, err := exec.Command("sh", "-c", "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!").Output()
+			pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil || perr != nil {
+				fmt.Fprintln(os.Stderr, "fake: orphan:", err, perr)
+				os.Exit(99)
+			}
+			fmt.Fprintf(out, "{\"grandchild\":%d}\n", pid)
+		case "bare-setsid":
+			cmd := exec.Command("sleep", "300")
+			cmd.Env = []string{}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, "fake: bare-setsid:", err)
 				os.Exit(99)
 			}
 			fmt.Fprintf(out, "{\"grandchild\":%d}\n", cmd.Process.Pid)

@@ -12,9 +12,11 @@ type tree struct {
 	p *os.Process
 }
 
-func prepare(cmd *exec.Cmd) {}
+func prepare(cmd *exec.Cmd) string { return "" }
 
-func newTree(p *os.Process) (*tree, error) { return &tree{p: p}, nil }
+func newTree(p *os.Process, mark string, exited <-chan struct{}) (*tree, error) {
+	return &tree{p: p}, nil
+}
 
 const canTerminate = false
 
@@ -27,3 +29,5 @@ func (t *tree) release() {}
 func exitStatus(ps *os.ProcessState) (code int, signal string) {
 	return ps.ExitCode(), ""
 }
+
+func (t *tree) remember() {}

@@ -18,11 +18,11 @@ type tree struct {
 }
 
 // prepare has nothing to set on Windows: the child joins the job once started.
-func prepare(cmd *exec.Cmd) {}
+func prepare(cmd *exec.Cmd) string { return "" }
 
 // newTree creates a kill-on-close job and assigns the started child to it. Processes the child
 // started before the assignment are not in the job.
-func newTree(p *os.Process) (*tree, error) {
+func newTree(p *os.Process, mark string, exited <-chan struct{}) (*tree, error) {
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("create job object: %w", err)
@@ -67,3 +67,6 @@ func (t *tree) release() { windows.CloseHandle(t.job) }
 func exitStatus(ps *os.ProcessState) (code int, signal string) {
 	return ps.ExitCode(), ""
 }
+
+// remember does nothing: the job holds every descendant.
+func (t *tree) remember() {}

@@ -182,6 +182,37 @@ func TestStderrFileAndTail(t *testing.T) {
 	}
 }
 
+// TestStderrFileBounded: 3 MiB of stderr leave a file of its first 64 KiB, a marker and about
+// its last MiB, readable by its owner only.
+func TestStderrFileBounded(t *testing.T) {
+	defer checkGoroutines(t)()
+	const lines = 200000
+	cmd := fakeServer(fmt.Sprintf("stderr-lines:%d", lines), "exit:0")
+	cmd.StderrPath = filepath.Join(t.TempDir(), "server.stderr")
+	c := start(t, cmd)
+	if _, err := c.Recv(); err == nil {
+		t.Fatal("Recv succeeded from a child that exited")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	data, err := os.ReadFile(cmd.StderrPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for i := range lines {
+		fmt.Fprintf(&all, "stderr line %d\n", i)
+	}
+	if !strings.Contains(string(data), "bytes of stderr dropped here") {
+		t.Errorf("no marker in a file of %d bytes (%d written)", len(data), all.Len())
+	}
+	checkBounded(t, string(data), all.String(), "stderr line ", StderrHead, StderrTail)
+	if st, err := os.Stat(cmd.StderrPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, %v; want 0600", st.Mode().Perm(), err)
+	}
+}
+
 func TestFramingFaults(t *testing.T) {
 	defer checkGoroutines(t)()
 	cmd := fakeServer("long:5000", "print:{}", "bad-utf8", "truncated")

@@ -72,8 +72,10 @@ func (c *Conn) readJSON(ctx context.Context, body io.ReadCloser, length int64, r
 	case err != nil && ctx.Err() != nil:
 		return c.abandoned(ctx.Err())
 	case len(data) > c.d.MaxFrameSize:
-		n, _ := io.Copy(io.Discard, io.LimitReader(body, maxDrain))
-		c.deliver(replying(frameError("too-long", data, len(data)+int(n)), replyTo))
+		n, _ := io.Copy(io.Discard, io.LimitReader(body, max(maxDrain, 4*int64(c.d.MaxFrameSize))))
+		fr := frameError("too-long", data, len(data)+int(n))
+		fr.Err.(*transport.FrameError).Limit = c.d.MaxFrameSize
+		c.deliver(replying(fr, replyTo))
 		return nil
 	case err != nil:
 		// The body was cut (reset, BodyTimeout): what arrived is a truncated message.
@@ -164,7 +166,7 @@ func (c *Conn) pump(p *sseparse.Reader, reqID json.RawMessage, f *inflight) (del
 				answered = true
 			}
 		case errors.As(err, &tooLong):
-			c.deliver(frameError("too-long", nil, tooLong.Size))
+			c.deliver(transport.Frame{At: time.Now(), Err: &transport.FrameError{Reason: "too-long", Size: tooLong.Size, Limit: tooLong.Max}})
 		case errors.Is(err, sseparse.ErrTruncated):
 			if c.ctx.Err() == nil && !f.wasCancelled() {
 				c.deliver(frameError("truncated", ev.Data, len(ev.Data)))

@@ -3,6 +3,7 @@ package streamable
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -313,6 +314,9 @@ func TestMalformedBodies(t *testing.T) {
 			}
 			if fe.Reason != tt.reason || fe.Size != tt.size || len(f.Data) > transport.ExcerptSize {
 				t.Errorf("FrameError{%s, %d} with %d bytes, want {%s, %d}", fe.Reason, fe.Size, len(f.Data), tt.reason, tt.size)
+			}
+			if tt.reason == "too-long" && (fe.Limit != 100 || fe.TooLong() != fmt.Sprintf("frame of %d bytes exceeds the 100-byte limit", tt.size)) {
+				t.Errorf("too-long frame: limit %d, %q", fe.Limit, fe.TooLong())
 			}
 			// A body answers its POST's request; an SSE event need not (the stream carries
 			// other messages too).

@@ -171,7 +171,9 @@ func (c *Conn) next() (transport.Frame, error) {
 		if err != nil {
 			return transport.Frame{}, err
 		}
-		return frameError("too-long", data, len(data)+n), nil
+		fr := frameError("too-long", data, len(data)+n)
+		fr.Err.(*transport.FrameError).Limit = max
+		return fr, nil
 	}
 	if !utf8.Valid(data) {
 		return frameError("invalid-utf8", data, len(data)), nil

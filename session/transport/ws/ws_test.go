@@ -141,6 +141,9 @@ func TestFramingFaults(t *testing.T) {
 		if err != nil || !errors.As(f.Err, &fe) || fe.Reason != w.reason || fe.Size != w.size || len(f.Data) > transport.ExcerptSize {
 			t.Fatalf("got %+v (err %v), want FrameError{%s, %d}", f, err, w.reason, w.size)
 		}
+		if w.reason == "too-long" && fe.TooLong() != "frame of 1010 bytes exceeds the 100-byte limit" {
+			t.Errorf("too-long frame: %q", fe.TooLong())
+		}
 	}
 	if f, err := recv(t, c); err != nil || string(f.Data) != `{"ok":true}` {
 		t.Fatalf("after the faults: %s %v", f.Data, err)

@@ -1,0 +1,322 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/transport"
+	"github.com/mcpspec/mcpspec/session/transport/spec"
+	"github.com/mcpspec/mcpspec/session/transport/sse"
+	"github.com/mcpspec/mcpspec/session/transport/stdio"
+	"github.com/mcpspec/mcpspec/session/transport/streamable"
+	"github.com/mcpspec/mcpspec/session/transport/tcp"
+	"github.com/mcpspec/mcpspec/session/transport/ws"
+)
+
+// maxReopens bounds how often one era reopens the server after a row killed it.
+const maxReopens = 5
+
+// prober is one probe run: the options, the hub every session reports to, the HTTP client.
+type prober struct {
+	o     *Options
+	hub   *hub
+	httpc *http.Client
+	envs  []*Env
+	// sessions numbers the sessions of every opener, for their stderr files.
+	sessions atomic.Int64
+}
+
+func newProber(o *Options) *prober {
+	c := o.HTTPClient
+	if c == nil {
+		c = &http.Client{
+			Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: 10 * time.Second},
+			// A redirect is an answer too: rows look at statuses as the server sent them.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	return &prober{o: o, hub: newHub(), httpc: c}
+}
+
+func (p *prober) close() {
+	for _, e := range p.envs {
+		e.close()
+	}
+	p.httpc.CloseIdleConnections()
+}
+
+// eraPlan is one era to probe, at one version.
+type eraPlan struct {
+	era     session.Era
+	version string
+}
+
+// plans lists the eras to probe: the pinned version's, or both.
+func (p *prober) plans() []eraPlan {
+	if v := p.o.Server.Session.ProtocolVersion; v != "" {
+		if v >= session.Version20260728 {
+			return []eraPlan{{session.EraStateless, v}}
+		}
+		return []eraPlan{{session.EraLegacy, v}}
+	}
+	return []eraPlan{{session.EraLegacy, session.Version20251125}, {session.EraStateless, session.Version20260728}}
+}
+
+// openEras opens each era's main session and records in rep which eras the server speaks. It
+// fails when no era could be opened because the server could not be reached.
+func (p *prober) openEras(ctx context.Context, rep *Report) ([]*Env, error) {
+	var (
+		envs    []*Env
+		connErr error
+	)
+	for _, plan := range p.plans() {
+		e, info, err := p.openEra(ctx, plan)
+		if err != nil {
+			info.Reason = "cannot connect: " + err.Error()
+		}
+		rep.Eras = append(rep.Eras, info)
+		if err != nil {
+			if connErr == nil {
+				connErr = err
+			}
+			continue
+		}
+		if e != nil {
+			envs = append(envs, e)
+			p.envs = append(p.envs, e)
+		}
+	}
+	if len(envs) == 0 {
+		if connErr != nil {
+			return nil, connErr
+		}
+		var why []string
+		for _, i := range rep.Eras {
+			why = append(why, fmt.Sprintf("%s: %s", i.Era, i.Reason))
+		}
+		return nil, &serverconn.Error{Category: session.ProtocolError, Op: "the handshake",
+			Msg: "the server speaks neither protocol era (" + strings.Join(why, "; ") + ")"}
+	}
+	tr := transportOf(envs[0].conn.Conn())
+	if tr == "" {
+		tr = p.o.Server.Info.Transport
+	}
+	if tr == spec.SSE {
+		// HTTP+SSE is the 2024-11-05 transport: it has no stateless era.
+		envs = slices.DeleteFunc(envs, func(e *Env) bool {
+			if e.Target.Era != session.EraStateless {
+				return false
+			}
+			e.close()
+			for i := range rep.Eras {
+				if rep.Eras[i].Era == session.EraStateless {
+					rep.Eras[i].Spoken, rep.Eras[i].Reason = false, "the HTTP+SSE transport (2024-11-05) has no stateless era"
+				}
+			}
+			return true
+		})
+	}
+	eras := make([]session.Era, len(envs))
+	for i, e := range envs {
+		eras[i] = e.Target.Era
+	}
+	rep.Transport = tr
+	info := envs[0].conn.ServerInfo()
+	rep.ServerInfo = &info
+	for _, e := range envs {
+		e.Target.Transport, e.Target.Eras, e.Target.Loopback = tr, eras, loopbackURL(p.o.Server.Info.URL)
+	}
+	return envs, nil
+}
+
+// openEra opens the main session of one era. A server that answers the era's handshake with
+// an error does not speak the era (nil Env, nil error); a server that cannot be reached is an
+// error.
+func (p *prober) openEra(ctx context.Context, plan eraPlan) (*Env, EraInfo, error) {
+	info := EraInfo{Era: plan.era, Version: plan.version}
+	e := &Env{p: p, Version: plan.version, log: &eraLog{}, Target: Target{Era: plan.era}}
+	e.op = p.opener(plan.version, e.log)
+	frames, stop := p.hub.watch(func(transport.Frame) bool { return true })
+	conn, err := e.op.Open(ctx)
+	stop()
+	for len(frames) > 0 {
+		e.openFrames = append(e.openFrames, <-frames)
+	}
+	if err != nil {
+		if refused(err) {
+			info.Reason = "the handshake was refused: " + err.Error()
+			return nil, info, nil
+		}
+		return nil, info, err
+	}
+	e.conn = conn
+	if plan.era == session.EraStateless {
+		if why := e.discover(ctx); why != "" {
+			info.Reason = why
+			_ = conn.Close()
+			return nil, info, nil
+		}
+	} else {
+		info.Version = conn.ProtocolVersion()
+		e.Version = info.Version
+	}
+	info.Spoken = true
+	return e, info, nil
+}
+
+// refused reports whether an open failed because the server answered the handshake with an
+// error (it does not speak that era) rather than because it could not be reached.
+func refused(err error) bool {
+	var se *session.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	if se.Code != 0 {
+		return true
+	}
+	var st *transport.StatusError
+	if errors.As(err, &st) && st.Status >= 400 && st.Status < 500 {
+		return true
+	}
+	return se.Category == session.ProtocolError
+}
+
+// opener returns a serverconn opener pinned at version whose sessions report to the hub, and
+// log what they receive in the era log l.
+func (p *prober) opener(version string, l *eraLog) *serverconn.Opener {
+	so := p.o.Server
+	so.Session.ProtocolVersion = version
+	if name := so.StderrFile; name != nil {
+		// Each opener counts from 1: number the files across the probe's openers.
+		so.StderrFile = func(int) string { return name(int(p.sessions.Add(1))) }
+	}
+	nextFrame := so.Session.OnFrame
+	so.Session.OnFrame = func(dir session.Direction, f transport.Frame) {
+		if dir == session.Received {
+			l.received(f)
+		}
+		p.hub.onFrame(dir, f)
+		if nextFrame != nil {
+			nextFrame(dir, f)
+		}
+	}
+	return serverconn.New(so)
+}
+
+// discover checks that the stateless session speaks the era: server/discover must answer with
+// a stateless version among supportedVersions. It returns why not, or "".
+func (e *Env) discover(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, min(e.p.o.RowTimeout, 10*time.Second))
+	defer cancel()
+	resp, err := e.conn.Request(ctx, "server/discover", nil)
+	if err != nil {
+		return "server/discover failed: " + err.Error()
+	}
+	var d struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if json.Unmarshal(resp.Result, &d) != nil {
+		return "server/discover answered a result that does not decode: " + excerpt(resp.Result)
+	}
+	if !slices.ContainsFunc(d.SupportedVersions, func(v string) bool { return v >= session.Version20260728 }) {
+		return fmt.Sprintf("server/discover lists no stateless version (supportedVersions %v)", d.SupportedVersions)
+	}
+	e.discovered = resp.Result
+	return ""
+}
+
+// transportOf names the transport of a connection ("" when unknown).
+func transportOf(c transport.Conn) spec.Transport {
+	switch c.(type) {
+	case *stdio.Conn:
+		return spec.Stdio
+	case *streamable.Conn:
+		return spec.HTTP
+	case *sse.Conn:
+		return spec.SSE
+	case *ws.Conn:
+		return spec.WS
+	case *tcp.Conn:
+		return spec.TCP
+	}
+	return ""
+}
+
+// loopbackURL reports whether u names a loopback host.
+func loopbackURL(u string) bool {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Host == "" {
+		return false
+	}
+	h := pu.Hostname()
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Env is what a row runs against: one era of one server, its main session and helpers that
+// send raw requests and record what happened.
+type Env struct {
+	// Target is the transport and era the row runs in.
+	Target Target
+	// Version is the era's protocol version.
+	Version string
+
+	p    *prober
+	op   *serverconn.Opener
+	conn *serverconn.Conn
+	// broken is set when a request found the main session dead (crash, disconnect).
+	broken  bool
+	reopens int
+	log     *eraLog
+	// openFrames are the frames received while the main session was opened (the handshake).
+	openFrames []transport.Frame
+	// discovered is the stateless era's server/discover result.
+	discovered json.RawMessage
+}
+
+func (e *Env) close() {
+	if e.conn != nil {
+		_ = e.conn.Close()
+		e.conn = nil
+	}
+}
+
+// session returns the main session, reopening it when a row left it dead.
+func (e *Env) session(ctx context.Context) (*serverconn.Conn, error) {
+	if e.conn != nil && !e.broken {
+		return e.conn, nil
+	}
+	if e.reopens >= maxReopens {
+		return nil, fmt.Errorf("the server died %d times during the probe; not reopened again", e.reopens)
+	}
+	e.reopens++
+	if e.conn != nil {
+		_ = e.conn.Close()
+		e.conn = nil
+	}
+	c, err := e.op.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reopen the server: %w", err)
+	}
+	e.conn, e.broken = c, false
+	return c, nil
+}
+
+// note adds a line of evidence to the running row.
+func (e *Env) note(format string, args ...any) {
+	e.p.hub.note(dirNote, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,164 @@
+//go:build unix
+
+package regfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// within fails the test when fn does not return within 10s: a blocked open or read hangs.
+func within[T any](t *testing.T, what string, fn func() T) T {
+	t.Helper()
+	ch := make(chan T, 1)
+	go func() { ch <- fn() }()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s still blocked after 10s", what)
+		panic("unreachable")
+	}
+}
+
+func fifo(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "ok.yaml")
+	if err := os.WriteFile(regular, []byte("name: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(regular, link); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "s.yaml")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for path, want := range map[string]string{
+		fifo(t): "is a named pipe, not a regular file",
+		dir:     "is a directory, not a regular file",
+		sock:    "is a socket, not a regular file",
+		regular: "",
+		link:    "",
+	} {
+		err := within(t, "Open "+path, func() error {
+			f, err := Open(path)
+			if err == nil {
+				f.Close()
+			}
+			return err
+		})
+		var nr *NotRegularError
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("Open(%s) = %v, want success", path, err)
+		case want != "" && (!errors.As(err, &nr) || !strings.HasSuffix(err.Error(), want) || !strings.HasPrefix(err.Error(), path)):
+			t.Errorf("Open(%s) = %v, want a NotRegularError naming it and ending %q", path, err, want)
+		}
+	}
+	if b, err := ReadFile(link); err != nil || string(b) != "name: x\n" {
+		t.Errorf("ReadFile through a link = %q, %v", b, err)
+	}
+}
+
+func TestReadInputFromPipes(t *testing.T) {
+	t.Run("no writer reads as empty", func(t *testing.T) {
+		p := fifo(t)
+		got := within(t, "ReadInput", func() string {
+			b, err := ReadInput(context.Background(), p, 100)
+			return fmt.Sprintf("%q %v", b, err)
+		})
+		if got != `"" <nil>` {
+			t.Errorf("got %s, want empty", got)
+		}
+	})
+	t.Run("a writer that closes", func(t *testing.T) {
+		p := fifo(t)
+		errc := make(chan error, 1)
+		go func() {
+			w, err := os.OpenFile(p, os.O_WRONLY, 0) // blocks until the reader opens
+			if err == nil {
+				_, err = w.WriteString("A=1\n")
+				w.Close()
+			}
+			errc <- err
+		}()
+		// Wait for the writer to be blocked in its open, as a shell's <(…) writer would be.
+		time.Sleep(50 * time.Millisecond)
+		got := within(t, "ReadInput", func() string {
+			b, err := ReadInput(context.Background(), p, 100)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			return string(b)
+		})
+		if got != "A=1\n" && got != "" { // "" when the writer had not opened yet: never a hang
+			t.Errorf("got %q, want A=1", got)
+		}
+		if got == "" {
+			// Unblock the writer's open.
+			r, _ := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+			defer r.Close()
+		}
+		if err := <-errc; err != nil {
+			t.Errorf("writer: %v", err)
+		}
+	})
+	t.Run("a silent writer is interrupted", func(t *testing.T) {
+		p := fifo(t)
+		r, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0) // so the writer's open succeeds
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		w, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		err = within(t, "ReadInput", func() error {
+			_, err := ReadInput(ctx, p, 100)
+			return err
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	})
+	t.Run("a directory is refused", func(t *testing.T) {
+		var nr *NotRegularError
+		if _, err := ReadInput(context.Background(), t.TempDir(), 100); !errors.As(err, &nr) {
+			t.Errorf("err = %v, want NotRegularError", err)
+		}
+	})
+	t.Run("limit", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "big")
+		if err := os.WriteFile(p, make([]byte, 1000), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := ReadInput(context.Background(), p, 100); err != nil || len(b) != 101 {
+			t.Errorf("got %d bytes, %v; want 101", len(b), err)
+		}
+	})
+}
