@@ -78,6 +78,8 @@ type Target struct {
 	Transport Transport
 	// Bin is the mcpspec binary run as `mcpspec testserver --transport stdio` (Stdio).
 	Bin string
+	// Argv, if set, is the command line of the stdio server instead (program first).
+	Argv []string
 	// URL is the Streamable HTTP endpoint (HTTP, H2C).
 	URL string
 	// HTTPClient sends the requests of every client kind (HTTP, H2C); nil means
@@ -86,6 +88,14 @@ type Target struct {
 	// OnCall, if set, runs each time a tools/call request has been handed to the stdio
 	// transport (ours: as it is queued; go-sdk and raw: once written to the pipe).
 	OnCall func()
+}
+
+// stdioCommand returns the program and arguments of the stdio server.
+func (t Target) stdioCommand() (string, []string) {
+	if len(t.Argv) > 0 {
+		return t.Argv[0], t.Argv[1:]
+	}
+	return t.Bin, stdioArgs
 }
 
 // DefaultConnections sizes the HTTP connection pool every client kind shares the settings of.
@@ -132,7 +142,8 @@ func dialOurs(ctx context.Context, t Target) (Client, error) {
 	var d transport.Dialer
 	switch t.Transport {
 	case Stdio:
-		d = stdio.Command{Path: t.Bin, Args: stdioArgs, Grace: 200 * time.Millisecond, TermGrace: time.Second}
+		path, args := t.stdioCommand()
+		d = stdio.Command{Path: path, Args: args, Grace: 200 * time.Millisecond, TermGrace: time.Second}
 	case HTTP, H2C:
 		d = streamable.Dialer{URL: t.URL, Client: t.HTTPClient}
 	default:
@@ -183,7 +194,8 @@ func dialGoSDK(ctx context.Context, t Target) (Client, error) {
 	var tr mcp.Transport
 	switch t.Transport {
 	case Stdio:
-		cmd := exec.Command(t.Bin, stdioArgs...)
+		path, args := t.stdioCommand()
+		cmd := exec.Command(path, args...)
 		cmd.SysProcAttr = childAttr()
 		tr = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 	case HTTP, H2C:

@@ -26,9 +26,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// binEnv names a prebuilt mcpspec binary to use instead (e.g. one with the load engine, for
+// TestTruthSmoke).
+const binEnv = "MCPBENCH_MCPSPEC"
+
 // binary returns the built mcpspec binary, building it the first time.
 func binary(tb testing.TB) string {
 	tb.Helper()
+	if p := os.Getenv(binEnv); p != "" {
+		return p
+	}
 	binOnce.Do(func() {
 		binDir, binErr = os.MkdirTemp("", "mcpbench-test-")
 		if binErr != nil {

@@ -77,7 +77,8 @@ type rawStdio struct {
 }
 
 func dialRawStdio(ctx context.Context, t Target) (Client, error) {
-	cmd := exec.Command(t.Bin, stdioArgs...)
+	path, args := t.stdioCommand()
+	cmd := exec.Command(path, args...)
 	cmd.SysProcAttr = childAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -88,7 +89,7 @@ func dialRawStdio(ctx context.Context, t Target) (Client, error) {
 		return nil, fmt.Errorf("bench: raw stdio: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("bench: raw stdio: start %s: %w", t.Bin, err)
+		return nil, fmt.Errorf("bench: raw stdio: start %s: %w", cmd.Path, err)
 	}
 	c := &rawStdio{cmd: cmd, stdin: stdin, onCall: t.OnCall, pending: make(map[int64]chan bool), done: make(chan struct{})}
 	go c.read(stdout)

@@ -11,6 +11,11 @@
 //     They run only with MCPSPEC_INTEROP=1, after npm ci in this directory, and belong in a
 //     loopback-only network namespace.
 //
+// TestLeakCalibration (leak_test.go) soaks the reference server with and without its
+// --leak-kb fault, and the Node servers, and checks the leak analysis (loadgen/leak) on their
+// memory: the test binary serves as `mcpspec testserver` for it (TestMain). package.json also
+// pins mcp-stress (optional, Linux x64), the load peer bench/cmd/loadbench compares with.
+//
 // To run everything:
 //
 //	(cd interop && npm ci)

@@ -1,0 +1,82 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mcpspec/mcpspec/bench"
+)
+
+func main() {
+	var (
+		d         = flag.Duration("d", 10*time.Second, "each client's run against the echo server")
+		c         = flag.Int("c", 10, "concurrent callers against the echo server, and the closed model's workers")
+		truthD    = flag.Duration("truth-d", 30*time.Second, "each client's run in the latency-truth experiment")
+		rate      = flag.Float64("rate", 200, "the open model's arrivals per second in the latency-truth experiment")
+		bin       = flag.String("bin", "", "mcpspec binary: its load command and its testserver (default: build ./cmd/mcpspec)")
+		echo      = flag.String("echo", "", "echo server binary (default: build ./bench/cmd/echoserver)")
+		mcpStress = flag.String("mcp-stress", bench.MCPStressPath, "mcp-stress binary (\"\" leaves it out)")
+		rounds    = flag.Int("rounds", 3, "interleaved rounds of every client against the echo server (the median is shown)")
+		only      = flag.String("only", "", "run only versus or truth")
+		quiet     = flag.Bool("q", false, "no progress lines on stderr")
+	)
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *d, *c, *rounds, *truthD, *rate, *bin, *echo, *mcpStress, *only, *quiet); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, d time.Duration, c, rounds int, truthD time.Duration, rate float64, bin, echo, mcpStress, only string, quiet bool) error {
+	var progress *os.File
+	if !quiet {
+		progress = os.Stderr
+	}
+	dir, err := os.MkdirTemp("", "loadbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if bin == "" {
+		if bin, err = bench.Build(ctx, dir); err != nil {
+			return err
+		}
+	}
+	if mcpStress != "" {
+		if _, err := os.Stat(mcpStress); err != nil {
+			fmt.Fprintf(os.Stderr, "loadbench: mcp-stress left out: %v (cd interop && npm ci)\n", err)
+			mcpStress = ""
+		}
+	}
+	if only != "truth" {
+		r, err := bench.Versus(ctx, bench.VersusConfig{Echo: echo, Mcpspec: bin, MCPStress: mcpStress, Concurrency: c, Duration: d, Rounds: rounds, Progress: progress})
+		if r != nil {
+			r.WriteTables(os.Stdout)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if only != "versus" {
+		r, err := bench.Truth(ctx, bench.TruthConfig{Mcpspec: bin, MCPStress: mcpStress, Rate: rate, Workers: c, Duration: truthD, Progress: progress})
+		if errors.Is(err, bench.ErrNoDelayFlags) {
+			fmt.Fprintln(os.Stderr, "loadbench: latency truth left out:", err)
+			return nil
+		}
+		if r != nil {
+			r.WriteTables(os.Stdout)
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package resources_test
+
+// raceEnabled: see race_test.go.
+const raceEnabled = false
