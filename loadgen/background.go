@@ -24,7 +24,8 @@ func (e *engine) startBackground(ctx context.Context) {
 		e.bg.Go(func() { e.every(ctx, cfg.Soak.SnapshotInterval, e.snapshot) })
 	}
 	if cfg.Sampler != nil {
-		e.bg.Go(func() { e.sample(ctx, e.firstConn) })
+		first := e.firstConn // nil in a cold start, whose workers set it later
+		e.bg.Go(func() { e.sample(ctx, first) })
 	} else {
 		e.samplingOff("no resource sampler was configured")
 	}
