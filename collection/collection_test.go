@@ -242,6 +242,7 @@ tests:
 		{"nan", "server: testserver\ntests: [{id: a, call: b, with: {x: .nan}}]", nil, []string{"not a finite number"}},
 		{"reserved block validated", "server: testserver\ntests: [{id: a, call: b}]\nload: {duration: 10s, concurent: 5}", nil, []string{`unknown key "concurent" in load (did you mean "concurrent"?)`}},
 		{"load mix unknown test", "server: testserver\ntests: [{id: a, call: b}]\nload: {mix: [{test: z}]}", nil, []string{`load.mix: unknown test "z"`}},
+		{"load resources two sources", "server: testserver\ntests: [{id: a, call: b}]\nload: {resources: {serverPid: 7, metricsUrl: http://h/m}}", nil, []string{`load.resources: serverPid and metricsUrl are exclusive, give one`}},
 		{"race needs tool", "server: testserver\nrace: {concurrent: 5}", nil, []string{"race needs a tool"}},
 		{"deadlock input without tool", "server: testserver\ndeadlock: {input: {a: 1}}", nil, []string{"deadlock.input without deadlock.tool"}},
 		{"head-of-line needs both tools", "server: testserver\nhead-of-line: {slowTool: slow}", nil, []string{"head-of-line needs a fastTool"}},
@@ -457,6 +458,7 @@ load:
   mix: [{test: add, weight: 2}]
   toolCalls: [{tool: echo, input: {text: hi}, weight: 0.3}]
   thresholds: {p50: 100ms, p99: 500ms, errorRate: 0.01, hangTimeout: 5s, memoryGrowthMb: 50}
+  resources: {cgroup: /sys/fs/cgroup/mcp.slice, sampleInterval: 500ms, leakMinCalls: 2000}
 deadlock: {tool: add, concurrent: 20, hangThreshold: 5s, gracePeriod: 10s}
 race: {tool: echo, input: {text: x}, concurrent: 8, rounds: 2, ignore: [$.meta]}
 head-of-line: {slowTool: slow, slowInput: {milliseconds: 300}, fastTool: echo, slowConcurrent: 2, threshold: 3}
@@ -470,6 +472,9 @@ probe: {checks: [missing-fields], timeout: 2s}
 	if c.Load.Scenario != "spike" || c.Load.Rate != 200 || c.Load.Spike.SpikeAt != 30*time.Second ||
 		c.Load.Mix[0].Weight != 2 || c.Load.ToolCalls[0].Input["text"] != "hi" || c.Load.Thresholds.P99 != 500*time.Millisecond {
 		t.Errorf("load = %+v", c.Load)
+	}
+	if r := c.Load.Resources; r == nil || r.Cgroup != "/sys/fs/cgroup/mcp.slice" || r.SampleInterval != 500*time.Millisecond || r.LeakMinCalls == nil || *r.LeakMinCalls != 2000 {
+		t.Errorf("load.resources = %+v", c.Load.Resources)
 	}
 	if c.Deadlock.HangThreshold != 5*time.Second || c.Race.Concurrent != 8 || c.Race.Rounds != 2 || c.Fuzz.Seed != 7 || c.Probe.Timeout != 2*time.Second {
 		t.Errorf("blocks: %+v %+v %+v %+v", c.Deadlock, c.Race, c.Fuzz, c.Probe)

@@ -34,7 +34,25 @@ type LoadSpec struct {
 	MaxInFlight int
 	// Sessions, when > 1, spreads the load over a pool of sessions.
 	Sessions int
-	Pos      Pos
+	// Resources says how the server's resources are sampled and its leak judged.
+	Resources *ResourcesSpec
+	Pos       Pos
+}
+
+// ResourcesSpec is `load.resources`: what to sample of a server mcpspec does not start (at
+// most one of ServerPID, Cgroup and MetricsURL; none samples a spawned stdio server's process
+// tree), how often, and the leak analysis's minimum of calls.
+type ResourcesSpec struct {
+	// ServerPID samples that process and its descendants.
+	ServerPID int
+	// Cgroup samples a cgroup v2 directory; MetricsURL a Prometheus /metrics endpoint.
+	Cgroup, MetricsURL string
+	// SampleInterval is the time between two readings (0: the engine's default, 1s).
+	SampleInterval time.Duration
+	// LeakMinCalls is the least number of calls after the warm-up for a leak verdict (nil: the
+	// default, 10,000; 0: no minimum).
+	LeakMinCalls *int64
+	Pos          Pos
 }
 
 // PatternSpec is one weighted sequence of tool calls with think time between steps.

@@ -1,6 +1,8 @@
 package collection
 
 import (
+	"math"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -17,7 +19,7 @@ var scenarios = []string{"sustained", "spike", "ramp", "soak", "coldStart", "pat
 // decodeLoad reads the reserved `load:` block.
 func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
 	fs, ok := d.fields(n, "load", []string{"scenario", "duration", "concurrent", "rate", "warmup", "iterations",
-		"ramp", "spike", "soak", "mix", "toolCalls", "patterns", "thresholds", "maxInFlight", "sessions"})
+		"ramp", "spike", "soak", "mix", "toolCalls", "patterns", "thresholds", "maxInFlight", "sessions", "resources"})
 	if !ok {
 		return nil
 	}
@@ -113,7 +115,46 @@ func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
 		v, _ := d.integer(f.val, "load.sessions", 1, 10000)
 		l.Sessions = int(v)
 	}
+	if f, ok := fs["resources"]; ok {
+		l.Resources = d.decodeResources(f.val)
+	}
 	return l
+}
+
+// decodeResources reads `load.resources: {serverPid | cgroup | metricsUrl, sampleInterval,
+// leakMinCalls}`.
+func (d *decoder) decodeResources(n *yaml.Node) *ResourcesSpec {
+	fs, ok := d.fields(n, "load.resources", []string{"serverPid", "cgroup", "metricsUrl", "sampleInterval", "leakMinCalls"})
+	if !ok {
+		return nil
+	}
+	r := &ResourcesSpec{Pos: d.pos(n)}
+	var sources []string
+	if f, ok := fs["serverPid"]; ok {
+		v, _ := d.integer(f.val, "load.resources.serverPid", 1, math.MaxInt32)
+		r.ServerPID, sources = int(v), append(sources, "serverPid")
+	}
+	if f, ok := fs["cgroup"]; ok {
+		r.Cgroup, _ = d.nonEmpty(f.val, "load.resources.cgroup")
+		sources = append(sources, "cgroup")
+	}
+	if f, ok := fs["metricsUrl"]; ok {
+		r.MetricsURL, _ = d.nonEmpty(f.val, "load.resources.metricsUrl")
+		sources = append(sources, "metricsUrl")
+	}
+	if len(sources) > 1 {
+		d.errf(n, "sample a process (serverPid), a cgroup (cgroup) or a /metrics endpoint (metricsUrl)",
+			"load.resources: %s are exclusive, give one", strings.Join(sources, " and "))
+	}
+	if f, ok := fs["sampleInterval"]; ok {
+		r.SampleInterval, _ = d.duration(f.val, "load.resources.sampleInterval")
+	}
+	if f, ok := fs["leakMinCalls"]; ok {
+		if v, ok := d.integer(f.val, "load.resources.leakMinCalls", 0, 1e9); ok {
+			r.LeakMinCalls = &v
+		}
+	}
+	return r
 }
 
 // onErrors are the accepted pattern step error behaviours.

@@ -48,43 +48,50 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"servers: {a: testserver}\nrace: {server: a, tool: echo, rounds: 2, ignore: [$..time]}\nhead-of-line: {slowTool: slow, slowInput: {milliseconds: 200}, fastTool: echo, threshold: 3}",
 		"server: testserver\ntests: [{id: a, call: x}]\nload: {scenario: pattern, maxInFlight: 50, sessions: 2, patterns: [{name: p, weight: 2, thinkTime: 10ms, steps: [{tool: a, input: {x: 1}, onError: abort}, {tool: b}]}], thresholds: {minRps: 10, tools: {a: {p99: 5ms}}}}",
 		"server: testserver\nclient: {roots: [file:///a, {uri: file:///b, name: b}], sampling: sunny, elicitation: decline}\ntests: [{id: a, call: x}]",
+		"server: testserver\ntests: [{id: a, call: x}]\nload: {resources: {metricsUrl: 'http://127.0.0.1:9100/metrics', sampleInterval: 250ms, leakMinCalls: 0}}",
+		"server: testserver\ntests: [{id: a, call: x}]\nload: {resources: {serverPid: 4242}}",
 		"server: testserver\ntests: [{id: a, call: x, client: {sampling: [{when: {contains: weather}, reply: sunny}, {reply: {content: {type: text, text: hi}}}], elicitation: {when: [{exists: $.message}], error: {code: -1, message: no}}}}]",
 		"server: testserver\ntests: [{id: a, call: x, notifications: [{method: notifications/progress, count: {min: 3}, increasing: $.progress, expect: [{exists: $.total}], wait: 1s}, {order: [notifications/message, notifications/progress]}], requests: [{method: sampling/createMessage, count: 1, where: {contains: weather}}]}]",
 	}
 	invalid := []string{
-		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                          // unknown key
-		"server: testserver\ntests: [{name: a, call: echo, retries: 11}]",                                          // out of range
-		"server: testserver\ntests: [{name: a, call: echo, timeout: soon}]",                                        // bad duration
-		"server: testserver\ntests: [{name: a, call: echo, read: x}]",                                              // two steps
-		"server: testserver\ntests: [{name: a}]",                                                                   // no step
-		"server: testserver\ntests: [{call: echo}]",                                                                // no name or id
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: equals, path: $.a}]}]",                  // missing value
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: exists, path: $.a, value: 1}]}]",        // field not for type
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: nope}]}]",                               // unknown type
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: {path: $.a, expected: float}}]}]",       // bad json type
-		"server: testserver\ntests: [{name: a, call: echo, expect: [{latency: {maxMs: 1, max: 1s}}]}]",             // both bounds
-		"server: testserver\ntests: [{name: a, list: tool}]",                                                       // bad list kind
-		"server: {transport: grpc, url: x}\ntests: [{name: a, call: b}]",                                           // bad transport
-		"tests: [{name: a, call: b}]",                                                                              // no server
-		"schemaVersion: \"2\"\nserver: testserver\ntests: [{name: a, call: b}]",                                    // bad version
-		"server: testserver\ntests: []",                                                                            // empty tests
-		"server: testserver\ntests: [{name: a, call: b, extract: [{name: x}]}]",                                    // extract without path
-		"server: testserver\ntests: [{name: a, call: b}]\nload: {rate: -1}",                                        // reserved block range
-		"server: testserver\ntests: [{name: a, call: b}]\nrace: {concurrent: 2}",                                   // race without tool
-		"server: testserver\nhead-of-line: {slowTool: a, fastTool: b, threshold: 1}",                               // threshold too low
-		"server: testserver\ntests: [{name: a, complete: {ref: {type: tool}, argument: {name: x}}}]",               // bad ref type
-		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{steps: [{tool: a, onError: skip}]}]}", // bad onError
-		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{name: p}]}",                           // pattern without steps
-		"server: testserver\ntests: [{name: a, call: b}]\nload: {thresholds: {tools: {a: {p98: 1ms}}}}",            // unknown tool threshold
-		"server: testserver\nclient: {sampling: {when: {contains: x}}}\ntests: [{name: a, call: b}]",               // rule without reply
-		"server: testserver\nclient: {sampling: {reply: x, error: y}}\ntests: [{name: a, call: b}]",                // reply and error
-		"server: testserver\nclient: {roots: [{name: x}]}\ntests: [{name: a, call: b}]",                            // root without uri
-		"server: testserver\nclient: {smapling: x}\ntests: [{name: a, call: b}]",                                   // unknown client key
-		"server: testserver\ntests: [{name: a, call: b, notifications: [{count: 1}]}]",                             // no method
-		"server: testserver\ntests: [{name: a, call: b, notifications: [{method: m, order: [a, b]}]}]",             // method and order
-		"server: testserver\ntests: [{name: a, call: b, notifications: [{order: [a]}]}]",                           // order of one
-		"server: testserver\ntests: [{name: a, call: b, requests: [{method: m, count: -1}]}]",                      // negative count
-		"server: testserver\ntests: [{name: a, call: b, requests: [{method: m, count: {}}]}]",                      // empty count
+		"server: testserver\ntests: [{name: a, call: echo, asserts: []}]",                                              // unknown key
+		"server: testserver\ntests: [{name: a, call: echo, retries: 11}]",                                              // out of range
+		"server: testserver\ntests: [{name: a, call: echo, timeout: soon}]",                                            // bad duration
+		"server: testserver\ntests: [{name: a, call: echo, read: x}]",                                                  // two steps
+		"server: testserver\ntests: [{name: a}]",                                                                       // no step
+		"server: testserver\ntests: [{call: echo}]",                                                                    // no name or id
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: equals, path: $.a}]}]",                      // missing value
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: exists, path: $.a, value: 1}]}]",            // field not for type
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: nope}]}]",                                   // unknown type
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{type: {path: $.a, expected: float}}]}]",           // bad json type
+		"server: testserver\ntests: [{name: a, call: echo, expect: [{latency: {maxMs: 1, max: 1s}}]}]",                 // both bounds
+		"server: testserver\ntests: [{name: a, list: tool}]",                                                           // bad list kind
+		"server: {transport: grpc, url: x}\ntests: [{name: a, call: b}]",                                               // bad transport
+		"tests: [{name: a, call: b}]",                                                                                  // no server
+		"schemaVersion: \"2\"\nserver: testserver\ntests: [{name: a, call: b}]",                                        // bad version
+		"server: testserver\ntests: []",                                                                                // empty tests
+		"server: testserver\ntests: [{name: a, call: b, extract: [{name: x}]}]",                                        // extract without path
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {rate: -1}",                                            // reserved block range
+		"server: testserver\ntests: [{name: a, call: b}]\nrace: {concurrent: 2}",                                       // race without tool
+		"server: testserver\nhead-of-line: {slowTool: a, fastTool: b, threshold: 1}",                                   // threshold too low
+		"server: testserver\ntests: [{name: a, complete: {ref: {type: tool}, argument: {name: x}}}]",                   // bad ref type
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{steps: [{tool: a, onError: skip}]}]}",     // bad onError
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {patterns: [{name: p}]}",                               // pattern without steps
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {thresholds: {tools: {a: {p98: 1ms}}}}",                // unknown tool threshold
+		"server: testserver\nclient: {sampling: {when: {contains: x}}}\ntests: [{name: a, call: b}]",                   // rule without reply
+		"server: testserver\nclient: {sampling: {reply: x, error: y}}\ntests: [{name: a, call: b}]",                    // reply and error
+		"server: testserver\nclient: {roots: [{name: x}]}\ntests: [{name: a, call: b}]",                                // root without uri
+		"server: testserver\nclient: {smapling: x}\ntests: [{name: a, call: b}]",                                       // unknown client key
+		"server: testserver\ntests: [{name: a, call: b, notifications: [{count: 1}]}]",                                 // no method
+		"server: testserver\ntests: [{name: a, call: b, notifications: [{method: m, order: [a, b]}]}]",                 // method and order
+		"server: testserver\ntests: [{name: a, call: b, notifications: [{order: [a]}]}]",                               // order of one
+		"server: testserver\ntests: [{name: a, call: b, requests: [{method: m, count: -1}]}]",                          // negative count
+		"server: testserver\ntests: [{name: a, call: b, requests: [{method: m, count: {}}]}]",                          // empty count
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {resources: {serverPid: 1, cgroup: /sys/fs/cgroup/x}}", // two sources
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {resources: {cgroup: /x, metricsUrl: http://h/m}}",     // two sources
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {resources: {pid: 1}}",                                 // unknown key
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {resources: {leakMinCalls: -1}}",                       // negative
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {resources: {serverPid: 0}}",                           // not a pid
 	}
 	for _, doc := range valid {
 		if errs := schemaErrors(t, l, doc); len(errs) > 0 {

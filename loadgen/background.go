@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -22,8 +23,11 @@ func (e *engine) startBackground(ctx context.Context) {
 	if cfg.Scenario == Soak {
 		e.bg.Go(func() { e.every(ctx, cfg.Soak.SnapshotInterval, e.snapshot) })
 	}
-	if cfg.Sampler != nil && e.firstConn != nil {
-		e.bg.Go(func() { e.sample(ctx, e.firstConn) })
+	if cfg.Sampler != nil {
+		first := e.firstConn // nil in a cold start, whose workers set it later
+		e.bg.Go(func() { e.sample(ctx, first) })
+	} else {
+		e.samplingOff("no resource sampler was configured")
 	}
 }
 
@@ -76,19 +80,36 @@ func (e *engine) snapshot() {
 	e.event("snapshot", fmt.Sprintf("%d requests, %d errors, p50 %s, p99 %s, %.1f/s so far", l.Requests, l.Errors, l.P50, l.P99, rps))
 }
 
-// sample reads the server's resources at each SampleInterval.
+// sample reads the server's resources at each SampleInterval. first is nil in a cold start.
 func (e *engine) sample(ctx context.Context, first *serverconn.Conn) {
 	s, err := e.cfg.Sampler(ctx, first)
+	if err == nil && s == nil {
+		err = errors.New("the sampler factory gave no sampler")
+	}
 	if err != nil {
+		e.samplingOff(err.Error())
 		e.event("sampler", "resource sampling is off: "+err.Error())
 		return
 	}
-	if s == nil {
-		return
+	src := "server resources"
+	if st, ok := s.(fmt.Stringer); ok {
+		src = st.String()
 	}
+	e.procMu.Lock()
+	e.sampling = &metrics.Sampling{Source: src, IntervalSecs: e.cfg.SampleInterval.Seconds()}
+	e.procMu.Unlock()
+	e.event("sampler", fmt.Sprintf("sampling %s every %v", src, e.cfg.SampleInterval))
 	take := func() {
-		r, err := s.Sample(ctx)
+		sctx, cancel := context.WithTimeout(ctx, max(e.cfg.SampleInterval, minSampleTimeout))
+		r, err := s.Sample(sctx)
+		cancel()
 		if err != nil {
+			if ctx.Err() == nil {
+				e.procMu.Lock()
+				e.sampling.Failures++
+				e.sampling.LastError = err.Error()
+				e.procMu.Unlock()
+			}
 			return
 		}
 		el := e.since()
@@ -104,6 +125,16 @@ func (e *engine) sample(ctx context.Context, first *serverconn.Conn) {
 	}
 	take()
 	e.every(ctx, e.cfg.SampleInterval, take)
+}
+
+// minSampleTimeout is the least time one reading is given, however short the interval.
+const minSampleTimeout = 100 * time.Millisecond
+
+// samplingOff records why the server's resources are not sampled.
+func (e *engine) samplingOff(why string) {
+	e.procMu.Lock()
+	e.sampling = &metrics.Sampling{Off: why}
+	e.procMu.Unlock()
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

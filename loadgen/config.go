@@ -94,10 +94,13 @@ type Config struct {
 	// ServerSpec names the server in the metrics ("python -m x", a URL).
 	ServerSpec string
 
-	// Sampler, when set, samples the server's resources every SampleInterval (default 1s).
+	// Sampler, when set, samples the server's resources every SampleInterval (default 1s);
+	// [ResourceSampler] adapts loadgen/resources. Each reading is bounded by a deadline of one
+	// interval (at least 100ms).
 	Sampler        SamplerFactory
 	SampleInterval time.Duration
-	// LeakAnalyzer, when set, judges the resource samples at the end.
+	// LeakAnalyzer, when set, judges the resource samples at the end ([LeakAnalysis] is
+	// loadgen/leak's).
 	LeakAnalyzer LeakAnalyzer
 
 	// Trace, when set, receives trace.jsonl.
@@ -147,10 +150,12 @@ type SoakConfig struct {
 }
 
 // SamplerFactory builds the resource sampler of a run once its first session is open (a
-// stdio server's process is known then). It may return nil, nil: nothing to sample.
+// stdio server's process is known then); first is nil in a cold start, which keeps no session.
+// An error says why nothing is sampled: it is recorded in the run (Sampling.Off), and the run
+// goes on. A Sampler that implements fmt.Stringer names what it samples in the run.
 type SamplerFactory func(ctx context.Context, first *serverconn.Conn) (Sampler, error)
 
-// Sampler reads the server's resources (loadgen/resources implements it with gopsutil).
+// Sampler reads the server's resources ([ResourceSampler] adapts loadgen/resources).
 type Sampler interface {
 	// Sample returns one reading; T and Calls are filled by the engine.
 	Sample(ctx context.Context) (metrics.ResourceSample, error)
@@ -266,6 +271,9 @@ func (c *Config) resolve() (*resolved, error) {
 	}
 	if (r.Scenario == Spike || r.Scenario == Ramp) && r.Duration == 0 {
 		return nil, configErr("a %s needs a duration", r.Scenario)
+	}
+	if r.SampleInterval < 0 || r.ProgressInterval < 0 || r.Soak.SnapshotInterval < 0 {
+		return nil, configErr("negative interval")
 	}
 	if r.SampleInterval == 0 {
 		r.SampleInterval = time.Second

@@ -65,8 +65,9 @@ type engine struct {
 	stage     atomic.Value // string
 	lastRSS   atomic.Uint64
 
-	procMu sync.Mutex // guards proc
-	proc   []metrics.ResourceSample
+	procMu   sync.Mutex // guards proc and sampling
+	proc     []metrics.ResourceSample
+	sampling *metrics.Sampling
 
 	// schedule
 	legs      []leg
@@ -264,6 +265,13 @@ func (e *engine) run(parent context.Context) (*metrics.Run, *metrics.State) {
 	e.procMu.Lock()
 	if len(e.proc) > 0 {
 		run.Process = processStats(e.proc)
+	}
+	run.Sampling = e.sampling
+	if s := run.Sampling; s != nil && s.Off == "" && len(e.proc) == 0 {
+		s.Off = "every reading failed"
+		if s.LastError != "" {
+			s.Off += ": " + s.LastError
+		}
 	}
 	e.procMu.Unlock()
 	_ = metrics.Derive(run, st)

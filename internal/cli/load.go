@@ -21,7 +21,7 @@ import (
 const defaultRunsDir = "runs"
 
 func loadFlagDefs() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "scenario", Value: loadgen.Sustained, Usage: "`KIND`: sustained, spike, ramp, soak, cold_start or pattern ('mcpspec scenarios' lists them)"},
 		&cli.StringFlag{Name: "rate", Usage: "open model: arrivals per second, `R` or R/s (latency from each request's intended send time)"},
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "closed model: `N` workers, each sending when its last request is answered (default 10; cold_start: sessions at once, default 1)"},
@@ -35,7 +35,7 @@ func loadFlagDefs() []cli.Flag {
 		&durationFlag{Name: "think", Usage: "pattern: pause `D` after each step"},
 		&cli.StringFlag{Name: "on-error", Value: "continue", Usage: "pattern: after a failed step `continue`, abort the iteration, or retry it once"},
 		&cli.StringFlag{Name: "collection", Usage: "use the tests of collection `FILE` as the workload, their assertions checked under load"},
-		&cli.StringSliceFlag{Name: "threshold", Usage: "fail the run (exit 1) unless `METRIC<=VALUE` holds: p50…p999, max, mean, error_rate, errors, rps, memory_growth_mb, leak_kb_per_call, drift_ms_per_sec; METRIC:TOOL for one tool (repeatable)"},
+		&cli.StringSliceFlag{Name: "threshold", Usage: "fail the run (exit 1) unless `METRIC<=VALUE` holds: p50…p999, max, mean, error_rate, errors, rps, memory_growth_mb, leak_kb_per_call, leak_slope_mb_per_sec, drift_ms_per_sec; METRIC:TOOL for one tool (repeatable)"},
 		&cli.IntFlag{Name: "sessions", Usage: "spread the load over a pool of `N` sessions (default: one shared session)"},
 		&cli.BoolFlag{Name: "session-per-iteration", Usage: "open a new session for every iteration (and close it)"},
 		&cli.BoolFlag{Name: "abandon-sessions", Usage: "open a session per iteration and never close it (Streamable HTTP: no DELETE): the abandoned-session leak test"},
@@ -56,7 +56,7 @@ func loadFlagDefs() []cli.Flag {
 		&cli.StringFlag{Name: "environment", Usage: "with a collection: select its environment `NAME`"},
 		&cli.StringSliceFlag{Name: "var", Usage: "with a collection: set variable `K=V` (repeatable)"},
 		&cli.StringFlag{Name: "env-file", Usage: "with a collection: read variables from `PATH`"},
-	}
+	}, resourceFlagDefs()...)
 }
 
 func (a *app) loadCommand() *cli.Command {
@@ -109,7 +109,19 @@ type loadPlan struct {
 	Timeout     string               `json:"timeout"`
 	Spike       *loadgen.SpikeConfig `json:"spike,omitempty"`
 	Ramp        *loadgen.RampConfig  `json:"ramp,omitempty"`
+	Resources   planResources        `json:"resources"`
 	Argv        []string             `json:"argv"`
+}
+
+// planResources is how the run samples the server's resources, in config.json.
+type planResources struct {
+	// Source is server_pid, cgroup, metrics_url or process_tree (a stdio server's own).
+	Source       string `json:"source"`
+	ServerPID    int    `json:"server_pid,omitempty"`
+	Cgroup       string `json:"cgroup,omitempty"`
+	MetricsURL   string `json:"metrics_url,omitempty"`
+	Interval     string `json:"sample_interval"`
+	LeakMinCalls int64  `json:"leak_min_calls"`
 }
 
 type planEntry struct {

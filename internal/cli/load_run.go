@@ -53,6 +53,12 @@ func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 		return usageError(cmd, fmt.Errorf("unexpected arguments %q (a collection goes as the only argument or with --collection)", strings.Join(args, " ")))
 	}
 	if len(servers) > 1 {
+		for _, fl := range []string{"server-pid", "cgroup", "metrics-url"} {
+			if cmd.IsSet(fl) {
+				return configError(fmt.Sprintf("--%s names one server's resources, but %d servers are given", fl, len(servers)),
+					"load a remote server on its own to sample it; with several --server each spawned server's own process tree is sampled")
+			}
+		}
 		return a.loadSideBySide(ctx, cmd, f, colPath, servers)
 	}
 	lr, err := a.prepareLoad(ctx, cmd, f, colPath, "")
@@ -164,6 +170,13 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 		}
 	}
 	cfg.Thresholds = lr.ths
+	ro, err := resourceFlags(cmd, col)
+	if err != nil {
+		return nil, err
+	}
+	if err := ro.apply(cfg); err != nil {
+		return nil, err
+	}
 
 	runID := cmd.String("run-id")
 	if runID == "" {
@@ -217,7 +230,7 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 		Concurrent: cfg.Concurrency, Duration: durationText(cfg.Duration), Iterations: cfg.Iterations,
 		MaxInFlight: cfg.MaxInFlight, Warmup: durationText(cfg.Warmup), Sessions: string(cfg.SessionMode),
 		Workload: planWorkload(cfg.Workload), Collection: colPath, Thresholds: thresholdSpecs(lr.ths),
-		Seed: cfg.Seed, Shard: cfg.Shard, Timeout: f.Timeout.String(), Argv: os.Args,
+		Seed: cfg.Seed, Shard: cfg.Shard, Timeout: f.Timeout.String(), Argv: os.Args, Resources: ro.plan(),
 	}
 	if lr.plan.Sessions == "" {
 		lr.plan.Sessions = string(loadgen.Shared)
@@ -372,6 +385,13 @@ func printLoadSummary(w io.Writer, run *metrics.Run, dir string) {
 	}
 	for _, c := range sortedCategoryCounts(run.Errors.ByCategory) {
 		fmt.Fprintf(w, "  %s: %d\n", c.k, c.v)
+	}
+	if p := run.Process; p != nil && len(p.Samples) > 0 {
+		fmt.Fprintf(w, "  server RSS %.1f → %.1f MB (peak %.1f), CPU %.0f%% on average", p.Samples[0].RSSMB, p.FinalRSSMB, p.PeakRSSMB, p.AvgCPUPct)
+		if s := run.Sampling; s != nil && s.Source != "" {
+			fmt.Fprintf(w, " · %s", s.Source)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, th := range run.Thresholds {
 		mark := "✓"

@@ -49,6 +49,13 @@ func (a *app) runLoadBlock(ctx context.Context, col *collection.Collection) *res
 		return failed(err)
 	}
 	cfg.Thresholds = ths
+	ro, err := blockResources(col)
+	if err == nil {
+		err = ro.apply(cfg)
+	}
+	if err != nil {
+		return failed(err)
+	}
 	srv, target, err := a.collectionServer(col, serverFlags{Timeout: collection.DefaultCallTimeout, ConnectTimeout: collection.DefaultConnectTimeout})
 	if err != nil {
 		return failed(err)

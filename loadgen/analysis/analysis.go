@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
@@ -213,7 +214,13 @@ func notes(run *metrics.Run) []string {
 		}
 	}
 	if lk := run.Leak; lk != nil {
-		out = append(out, fmt.Sprintf("Leak analysis: %s (slope %.3f MB/s, R² %.2f, %.2f KB per request).", lk.Verdict, lk.SlopeMBPerSec, lk.R2, lk.KBPerCall))
+		n := fmt.Sprintf("Leak analysis: %s (slope %.3f MB/s, R² %.2f, %.2f KB per request)", lk.Verdict, lk.SlopeMBPerSec, lk.R2, lk.KBPerCall)
+		if lk.Reason != "" {
+			n += ": " + lk.Reason
+		}
+		out = append(out, n+".")
+	} else if s := run.Sampling; run.Process == nil && s != nil && s.Off != "" {
+		out = append(out, "The server's resources were not sampled: "+strings.TrimSuffix(s.Off, ".")+".")
 	}
 	return out
 }

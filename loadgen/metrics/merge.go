@@ -7,10 +7,11 @@ import (
 )
 
 // Merge combines runs of the same workload (shards) into one: histograms merged bucket by
-// bucket, counters summed, the timeline aligned by second, resource samples kept. The merged
-// run starts at the earliest start and lasts the longest duration; its percentiles are those of
-// one run that recorded every sample of every part. Analysis and thresholds are left to the
-// caller (judge the merged run again).
+// bucket, counters summed, the timeline aligned by second, resource samples kept (those of the
+// first part that has them, with its leak verdict). The merged run starts at the earliest start
+// and lasts the longest duration; its percentiles are those of one run that recorded every
+// sample of every part. Analysis and thresholds are left to the caller (judge the merged run
+// again).
 func Merge(runs []*Run) (*Run, *State, error) {
 	if len(runs) == 0 {
 		return nil, nil, fmt.Errorf("merge: no runs")
@@ -27,8 +28,9 @@ func Merge(runs []*Run) (*Run, *State, error) {
 			*out = Run{
 				RunID: r.RunID + "-merged", StartedAt: r.StartedAt, DurationSecs: r.DurationSecs,
 				Scenario: r.Scenario, Server: r.Server, ThresholdSpecs: slices.Clone(r.ThresholdSpecs),
-				Process: cloneProcess(r.Process), Interrupted: r.Interrupted,
+				Interrupted: r.Interrupted,
 			}
+			out.Process, out.Sampling, out.Leak = cloneResources(r)
 			out.Scenario.Rate, out.Scenario.Concurrent, out.Scenario.Iterations = 0, 0, 0
 		} else {
 			st.Merge(s)
@@ -38,7 +40,7 @@ func Merge(runs []*Run) (*Run, *State, error) {
 			out.DurationSecs = max(out.DurationSecs, r.DurationSecs)
 			out.Interrupted = out.Interrupted || r.Interrupted
 			if r.Process != nil && out.Process == nil {
-				out.Process = cloneProcess(r.Process)
+				out.Process, out.Sampling, out.Leak = cloneResources(r)
 			}
 		}
 		out.Scenario.Rate += r.Scenario.Rate
@@ -64,12 +66,23 @@ func Merge(runs []*Run) (*Run, *State, error) {
 	return out, st, nil
 }
 
-func cloneProcess(p *Process) *Process {
+// cloneResources copies a run's resource samples with what sampled them and their leak
+// verdict: a merged run keeps those of one part (every shard samples the same server).
+func cloneResources(r *Run) (*Process, *Sampling, *Leak) {
+	var p *Process
+	if r.Process != nil {
+		c := *r.Process
+		c.Samples = slices.Clone(r.Process.Samples)
+		p = &c
+	}
+	return p, clonePtr(r.Sampling), clonePtr(r.Leak)
+}
+
+func clonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil
 	}
 	c := *p
-	c.Samples = slices.Clone(p.Samples)
 	return &c
 }
 

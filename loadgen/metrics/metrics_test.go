@@ -196,6 +196,36 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 	}
 }
 
+// A merged run keeps the resource samples of the first part that has them, with what sampled
+// them and their leak verdict, copied.
+func TestMergeKeepsResources(t *testing.T) {
+	st := NewState(testOps)
+	part := func(id string) *Run {
+		r := &Run{RunID: id, DurationSecs: 10}
+		if err := Derive(r, st); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b, c := part("a"), part("b"), part("c")
+	a.Sampling = &Sampling{Off: "the server is remote"}
+	b.Process = &Process{PeakRSSMB: 2, FinalRSSMB: 2, Samples: []ResourceSample{{T: 1, RSSMB: 2}}}
+	b.Sampling = &Sampling{Source: "process tree of pid 7", IntervalSecs: 1}
+	b.Leak = &Leak{Verdict: "no_leak", Reason: "flat"}
+	c.Process = &Process{PeakRSSMB: 9, Samples: []ResourceSample{{T: 1, RSSMB: 9}}}
+	got, _, err := Merge([]*Run{a, b, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Process == nil || got.Process.PeakRSSMB != 2 || got.Sampling == nil || got.Sampling.Source != "process tree of pid 7" || got.Leak == nil || got.Leak.Verdict != "no_leak" {
+		t.Fatalf("process %+v, sampling %+v, leak %+v", got.Process, got.Sampling, got.Leak)
+	}
+	got.Process.Samples[0].RSSMB, got.Sampling.Source, got.Leak.Verdict = 0, "", ""
+	if b.Process.Samples[0].RSSMB != 2 || b.Sampling.Source == "" || b.Leak.Verdict == "" {
+		t.Error("the merged run shares memory with a part")
+	}
+}
+
 func TestStages(t *testing.T) {
 	st := NewState(testOps)
 	for i := range 40 {

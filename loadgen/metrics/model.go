@@ -37,6 +37,8 @@ type Run struct {
 	Sessions Sessions       `json:"sessions"`
 	// Process is the server's resources over the run, when sampled.
 	Process *Process `json:"process,omitempty"`
+	// Sampling says what was sampled for Process, or why nothing was.
+	Sampling *Sampling `json:"resource_sampling,omitempty"`
 	// Leak is the verdict of the leak analysis, when run.
 	Leak          *Leak    `json:"leak,omitempty"`
 	DeadlockCount int64    `json:"deadlock_count"`
@@ -214,6 +216,20 @@ type Process struct {
 	FinalRSSMB float64          `json:"final_rss_mb"`
 	AvgCPUPct  float64          `json:"avg_cpu_pct"`
 	Samples    []ResourceSample `json:"samples"`
+}
+
+// Sampling says how the server's resources were observed during a run, or why they were not.
+type Sampling struct {
+	// Source names what was sampled: "process tree of pid 4242", "cgroup /sys/fs/cgroup/x",
+	// "metrics at http://127.0.0.1:9100/metrics" (empty when nothing was).
+	Source string `json:"source,omitempty"`
+	// IntervalSecs is the time between two readings.
+	IntervalSecs float64 `json:"interval_secs,omitempty"`
+	// Off says why the resources were not sampled (empty when a sampler ran).
+	Off string `json:"off,omitempty"`
+	// Failures counts the readings that failed; LastError is the last failure.
+	Failures  int64  `json:"failures,omitempty"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // ResourceSample is one reading of the server's resources.

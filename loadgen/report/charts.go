@@ -59,6 +59,9 @@ func rssChart(run *metrics.Run) chart {
 	c := chart{title: "Server RSS (MB)", unit: "MB"}
 	if run.Process == nil || len(run.Process.Samples) == 0 {
 		c.title = "Server RSS: not sampled (resource sampling off or unavailable for this server)"
+		if smp := run.Sampling; smp != nil && smp.Off != "" {
+			c.title = "Server RSS: not sampled: " + smp.Off
+		}
 		return c
 	}
 	s := run.Process.Samples

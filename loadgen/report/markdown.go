@@ -96,13 +96,27 @@ func Markdown(w io.Writer, run *metrics.Run) error {
 		fmt.Fprintf(&b, "- %s, %s ×%d: %s\n", mdEsc(m.Op), m.Category, m.Count, mdEsc(m.Message))
 	}
 	b.WriteString("\n## Process\n\n")
+	smp := run.Sampling
 	if p := run.Process; p != nil {
 		fmt.Fprintf(&b, "Peak RSS: %.1f MB · Final RSS: %.1f MB · Avg CPU: %.1f%%\n", p.PeakRSSMB, p.FinalRSSMB, p.AvgCPUPct)
+		if smp != nil && smp.Source != "" {
+			fmt.Fprintf(&b, "\nSampled: %s, every %ss", mdEsc(smp.Source), fmtNum(smp.IntervalSecs))
+			if smp.Failures > 0 {
+				fmt.Fprintf(&b, "; %d readings failed (last: %s)", smp.Failures, mdEsc(smp.LastError))
+			}
+			b.WriteString("\n")
+		}
+	} else if smp != nil && smp.Off != "" {
+		fmt.Fprintf(&b, "Not sampled: %s.\n", mdEsc(strings.TrimSuffix(smp.Off, ".")))
 	} else {
 		b.WriteString("Not sampled.\n")
 	}
 	if lk := run.Leak; lk != nil {
-		fmt.Fprintf(&b, "\nLeak analysis: **%s** (slope %.4f MB/s, R² %.2f, %.2f KB per request)\n", lk.Verdict, lk.SlopeMBPerSec, lk.R2, lk.KBPerCall)
+		fmt.Fprintf(&b, "\nLeak analysis: **%s** (slope %.4f MB/s, R² %.2f, %.2f KB per request)", lk.Verdict, lk.SlopeMBPerSec, lk.R2, lk.KBPerCall)
+		if lk.Reason != "" {
+			fmt.Fprintf(&b, ": %s", mdEsc(lk.Reason))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n## Threshold violations\n\n")
 	if len(run.ThresholdViolations) == 0 {

@@ -43,7 +43,9 @@ func sampleRun(t *testing.T) *metrics.Run {
 		samples = append(samples, metrics.ResourceSample{T: float64(i), RSSMB: 40 + 0.5*float64(i), CPUPct: 10, Calls: int64(i * 100)})
 	}
 	run.Process = &metrics.Process{PeakRSSMB: 54.5, FinalRSSMB: 54.5, AvgCPUPct: 10, Samples: samples}
-	run.Leak = &metrics.Leak{Verdict: "leak", SlopeMBPerSec: 0.5, InterceptMB: 40, R2: 0.99, KBPerCall: 5.12, WarmupSecs: 5, Samples: 25}
+	run.Leak = &metrics.Leak{Verdict: "leak", SlopeMBPerSec: 0.5, InterceptMB: 40, R2: 0.99, KBPerCall: 5.12, WarmupSecs: 5, Samples: 25,
+		Reason: "memory grows steadily by 0.5 MiB/s (R² 0.99), 15.0 MiB over 30s"}
+	run.Sampling = &metrics.Sampling{Source: "process tree of pid 4242", IntervalSecs: 1, Failures: 2, LastError: "deadline exceeded"}
 	if err := metrics.Derive(run, st); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +65,7 @@ func TestHTML(t *testing.T) {
 		`<span class="verdict fail">FAIL</span>`, `Latency over time`, `Throughput (requests finished per second)`,
 		`Server RSS (MB)`, `fit: leak, R² 0.99`, `warm-up ends`, `&lt;script&gt;alert(1)&lt;/script&gt;`, `add &lt;b&gt;`,
 		`>violated<`, `recovery`, `After the spike, p99 came back`,
+		`process tree of pid 4242, every 1 s; 2 readings failed (last: deadline exceeded)`, `— memory grows steadily by 0.5 MiB/s`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
@@ -86,9 +89,36 @@ func TestMarkdown(t *testing.T) {
 	}
 	md := b.String()
 	for _, want := range []string{"# Load run r<1>", "**Status:** ❌ FAIL (1 threshold violation)", "## Latency", "| from intended send |",
-		"## Stages", "## Errors", "| Timeout | 31 |", "## Process", "Leak analysis: **leak**", "- ❌ **p99**: expected <=50ms", "## Trace"} {
+		"## Stages", "## Errors", "| Timeout | 31 |", "## Process", "Leak analysis: **leak**", "- ❌ **p99**: expected <=50ms", "## Trace",
+		"Sampled: process tree of pid 4242, every 1s; 2 readings failed (last: deadline exceeded)", "KB per request): memory grows steadily"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q\n%s", want, md)
+		}
+	}
+}
+
+// A run whose server was not sampled says why, in both reports.
+func TestNotSampledSaysWhy(t *testing.T) {
+	run := sampleRun(t)
+	run.Process, run.Leak = nil, nil
+	run.Sampling = &metrics.Sampling{Off: "the server is remote: give --server-pid, --cgroup or --metrics-url"}
+	analysis.Analyze(run, analysis.Options{})
+	var h, m bytes.Buffer
+	if err := HTML(&h, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&m, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Server RSS: not sampled: the server is remote: give --server-pid, --cgroup or --metrics-url",
+		"off: the server is remote", "The server&#39;s resources were not sampled: the server is remote"} {
+		if !strings.Contains(h.String(), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	for _, want := range []string{"Not sampled: the server is remote: give --server-pid, --cgroup or --metrics-url.", "> The server's resources were not sampled"} {
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("report.md lacks %q\n%s", want, m.String())
 		}
 	}
 }
