@@ -126,7 +126,7 @@ func TestCgroupReal(t *testing.T) {
 	h.must(t, "burn 300")
 	h.must(t, "alloc 64")
 	after := sample(t, cg)
-	if used := after.CPUSeconds - before.CPUSeconds; used < 0.29 {
+	if used := after.CPUSeconds - before.CPUSeconds; used < 0.27 { // two readings in 10 ms ticks
 		t.Errorf("cgroup CPU grew by %.3f s after burning 0.3 s", used)
 	}
 	if !after.Have.Has(resources.HaveCPU) || after.CPUPercent <= 0 {

@@ -78,7 +78,7 @@ func TestProcessTreeCPU(t *testing.T) {
 	h.must(t, "burn 300")
 	after := sample(t, tr)
 	used := after.CPUSeconds - before.CPUSeconds
-	if used < 0.29 || used > 5 {
+	if used < 0.27 || used > 5 { // /proc counts CPU in 10 ms ticks: two readings lose up to 20 ms
 		t.Errorf("CPU seconds grew by %.3f after burning 0.3 s", used)
 	}
 	wall := after.At.Sub(before.At).Seconds()
