@@ -618,7 +618,7 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		var ce *runner.ConnectError
 		if errors.As(runErr, &ce) {
 			return &Error{Code: ExitConnection, Msg: ce.Error(),
-				Hint: "every test errored before reaching a server; the report shows each server's error and hint", Err: runErr}
+				Hint: "no test reached a server; the report shows why under the first test of each server", Err: runErr}
 		}
 		return &Error{Code: ExitRuntime, Msg: runErr.Error(), Err: runErr}
 	case len(problems) > 0:
