@@ -2,29 +2,48 @@ package collection
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 )
 
-// TestReadmeExamples keeps the README honest: every YAML block in it must load.
-func TestReadmeExamples(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// readDocs returns README.md and every docs/*.md, by name.
+func readDocs(t *testing.T) map[string][]byte {
+	t.Helper()
+	names, err := filepath.Glob("../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(readme, -1)
-	if len(blocks) < 2 {
-		t.Fatalf("found %d yaml blocks in README.md, want the simple and the advanced form", len(blocks))
+	out := map[string][]byte{}
+	for _, n := range append([]string{"../README.md"}, names...) {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(filepath.Dir(n))+"/"+filepath.Base(n)] = b
 	}
+	return out
+}
+
+// TestReadmeExamples keeps the README and docs/ honest: every YAML block in them must load.
+func TestReadmeExamples(t *testing.T) {
 	env := func(name string) (string, bool) {
 		if name == "TOKEN" {
 			return "a-secret-token", true
 		}
 		return "", false
 	}
-	for i, b := range blocks {
-		if _, err := Parse("README.md block "+string(rune('1'+i)), b[1], &LoadOptions{LookupEnv: env}); err != nil {
-			t.Errorf("README yaml block %d does not load:\n%v", i+1, err)
+	n := 0
+	for file, text := range readDocs(t) {
+		blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(text, -1)
+		for i, b := range blocks {
+			n++
+			if _, err := Parse(file+" block "+string(rune('1'+i)), b[1], &LoadOptions{LookupEnv: env, SnapshotDir: t.TempDir()}); err != nil {
+				t.Errorf("%s yaml block %d does not load:\n%v", file, i+1, err)
+			}
 		}
+	}
+	if n < 2 {
+		t.Fatalf("found %d yaml blocks in README.md and docs/, want the simple and the advanced form at least", n)
 	}
 }

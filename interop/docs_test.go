@@ -31,7 +31,7 @@ func TestDocsOfEverything(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, exe, append([]string{"docs", "--server", server, "--env", "GZIP_ALLOWED_DOMAINS=127.0.0.1"}, args...)...)
+		cmd := exec.CommandContext(ctx, exe, append([]string{"docs", "--server", server, "--server-env", "GZIP_ALLOWED_DOMAINS=127.0.0.1"}, args...)...)
 		cmd.Dir = t.TempDir()
 		cmd.WaitDelay = 5 * time.Second
 		var stderr bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,9 +21,10 @@ import (
 // examplesRunBound bounds one `mcpspec test` of an example collection.
 const examplesRunBound = 90 * time.Second
 
-// TestExamplesAgainstRealServers runs the example collections in examples/ with the real
-// mcpspec binary against the pinned Node servers they were written for, and checks that every
-// test passes, that the JUnit report says so, and that no server process outlives mcpspec.
+// TestExamplesAgainstRealServers runs every example collection in examples/ with the real
+// mcpspec binary against the server it was written for (the built-in reference server, or the
+// pinned Node servers), twice in a row on the same state, and checks that every test passes
+// both times, that the JUnit report says so, and that no server process outlives mcpspec.
 func TestExamplesAgainstRealServers(t *testing.T) {
 	requireNodePeer(t, "@modelcontextprotocol/server-everything")
 	requireNodePeer(t, "@modelcontextprotocol/server-filesystem")
@@ -35,10 +37,20 @@ func TestExamplesAgainstRealServers(t *testing.T) {
 		file string
 		args func(t *testing.T) []string
 	}{
+		// Against `mcpspec testserver`, as the README's first command runs it.
+		{"quickstart.yaml", func(*testing.T) []string { return nil }},
 		{"server-everything.yaml", func(*testing.T) []string { return nil }},
 		// Sampling, elicitation and roots answered by client: rules, progress counted.
 		{"server-everything-client.yaml", func(*testing.T) []string { return nil }},
+		// One root for both runs: the second must find the state the first left.
 		{"server-filesystem.yaml", func(t *testing.T) []string { return []string{"--var", "root=" + t.TempDir()} }},
+	}
+	listed, err := filepath.Glob(filepath.Join(repo, "examples", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != len(cases) {
+		t.Errorf("examples/ holds %d collections and this test runs %d: add the new one to the cases", len(listed), len(cases))
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
@@ -49,32 +61,42 @@ func TestExamplesAgainstRealServers(t *testing.T) {
 			if err := os.Symlink(filepath.Join(repo, "interop"), filepath.Join(work, "interop")); err != nil {
 				t.Fatal(err)
 			}
-			junit := filepath.Join(work, "out", "junit.xml")
-			args := append([]string{"test", filepath.Join(repo, "examples", tc.file), "--reporter", "junit=" + junit}, tc.args(t)...)
-			marker := newMarker()
-			ctx, cancel := context.WithTimeout(context.Background(), examplesRunBound)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, exe, args...)
-			cmd.Dir = work
-			cmd.Env = peerEnv(markerVar+"="+marker, "NO_COLOR=1")
-			cmd.WaitDelay = 5 * time.Second
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			if ctx.Err() != nil {
-				t.Fatalf("mcpspec test %s did not finish within %v\n%s%s", tc.file, examplesRunBound, tail(stdout.Bytes(), 4000), tail(stderr.Bytes(), 2000))
+			extra := tc.args(t)
+			for run := 1; run <= 2; run++ {
+				junit := filepath.Join(work, "out", fmt.Sprintf("junit-%d.xml", run))
+				args := append([]string{"test", filepath.Join(repo, "examples", tc.file), "--reporter", "junit=" + junit}, extra...)
+				runExample(t, exe, work, fmt.Sprintf("%s (run %d of 2)", tc.file, run), args)
+				checkPassingJUnit(t, junit)
 			}
-			var ee *exec.ExitError
-			if err != nil && !errors.As(err, &ee) {
-				t.Fatalf("run mcpspec: %v", err)
-			}
-			if err != nil {
-				t.Errorf("mcpspec test %s exited with %d, want 0\nstdout:\n%s\nstderr:\n%s", tc.file, ee.ExitCode(), tail(stdout.Bytes(), 8000), tail(stderr.Bytes(), 2000))
-			}
-			checkPassingJUnit(t, junit)
-			assertNoMarkedProcesses(t, marker)
 		})
 	}
+}
+
+// runExample runs mcpspec with args in dir and fails the test unless it exits 0 and leaves no
+// process behind.
+func runExample(t *testing.T, exe, dir, what string, args []string) {
+	t.Helper()
+	marker := newMarker()
+	ctx, cancel := context.WithTimeout(context.Background(), examplesRunBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Dir = dir
+	cmd.Env = peerEnv(markerVar+"="+marker, "NO_COLOR=1")
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("mcpspec test %s did not finish within %v\n%s%s", what, examplesRunBound, tail(stdout.Bytes(), 4000), tail(stderr.Bytes(), 2000))
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("run mcpspec: %v", err)
+	}
+	if err != nil {
+		t.Errorf("mcpspec test %s exited with %d, want 0\nstdout:\n%s\nstderr:\n%s", what, ee.ExitCode(), tail(stdout.Bytes(), 8000), tail(stderr.Bytes(), 2000))
+	}
+	assertNoMarkedProcesses(t, marker)
 }
 
 // buildMcpspec builds cmd/mcpspec into a temporary directory and returns the binary's path.

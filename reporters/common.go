@@ -238,7 +238,7 @@ func interpret(run *result.Run) []string {
 		if c.Skipped == 1 {
 			verb = "was"
 		}
-		out = append(out, fmt.Sprintf("%s %s skipped (filtered out, or a dependency did not pass).", textfmt.Plural(c.Skipped, "test"), verb))
+		out = append(out, fmt.Sprintf("%s %s skipped (filtered out, a dependency did not pass, or their server could not be reached).", textfmt.Plural(c.Skipped, "test"), verb))
 	}
 	ds := latencies(run)
 	if len(ds) >= 2 {

@@ -18,7 +18,8 @@ const (
 	Failed Status = "failed"
 	// Errored: the test could not be carried out (connection, timeout, crash …).
 	Errored Status = "error"
-	// Skipped: filtered out, or a dependency did not pass, or the run was interrupted first.
+	// Skipped: filtered out, or a dependency did not pass, or the run was interrupted first, or
+	// the server could not be reached (an earlier test reported why).
 	Skipped Status = "skipped"
 )
 

@@ -381,13 +381,17 @@ tests:
 	if err != nil {
 		t.Fatalf("one good server: err = %v, want nil", err)
 	}
-	want := map[string]result.Status{"on-bad": result.Errored, "on-bad-again": result.Errored, "on-good": result.Passed}
+	// The bad server is tried once: its second test is not run and points at the first.
+	want := map[string]result.Status{"on-bad": result.Errored, "on-bad-again": result.Skipped, "on-good": result.Passed}
 	if d := cmp.Diff(want, statuses(run)); d != "" {
 		t.Errorf("statuses (-want +got):\n%s", d)
 	}
 	e := find(t, run, "on-bad").Error
 	if e == nil || e.Category != "Disconnected" || e.Hint == "" || !strings.Contains(e.Message, "refused") {
 		t.Errorf("on-bad error = %+v", e)
+	}
+	if got, want := find(t, run, "on-bad-again").SkipReason, `not run: server "bad" could not be connected: see "on-bad"`; got != want {
+		t.Errorf("on-bad-again: skip reason %q, want %q", got, want)
 	}
 
 	onlyBad := parse(t, `

@@ -50,8 +50,10 @@
 //
 // # Failures of the run itself
 //
-// A server that cannot be started or reached makes each of its tests Errored with the classified
-// category and a hint; other servers go on. Run returns a [*ConnectError] (with the partial
+// A server that cannot be started or reached is tried once: the first test that needs it is
+// Errored with the classified category and a hint (a missing module or program quoted from the
+// server's stderr), and its later tests are Skipped as "not run", naming that test; other
+// servers go on. Run returns a [*ConnectError] (with the partial
 // run) when no server at all could be connected. Cancelling ctx (Ctrl-C) ends the tests in
 // flight as Errored (Cancelled), marks the rest Skipped, sets [result.Run.Interrupted] and
 // returns the partial run with an error matching [ErrInterrupted], so every report can still be

@@ -30,6 +30,9 @@ type attempt struct {
 	// noRetry is set when another attempt cannot help (the server never connected, the run
 	// was interrupted).
 	noRetry bool
+	// notRun, when set, is why the test was not run: its server's connect failure was
+	// reported by an earlier test.
+	notRun string
 }
 
 // runTest runs every attempt of t and fills rt. It returns when rt is final (but not masked).
@@ -49,6 +52,11 @@ func (cr *colRun) runTest(ctx context.Context, t *collection.Test, rt *result.Te
 			}
 		}
 		last = cr.attempt(ctx, t)
+		if last.notRun != "" {
+			rt.Status, rt.SkipReason = result.Skipped, "not run: "+last.notRun
+			rt.Attempts = []result.Attempt{}
+			return
+		}
 		rt.Findings = append(rt.Findings, last.findings...)
 		if cr.r.opts.Strict && len(last.findings) > 0 && last.res.Status != result.Errored {
 			last.res.Status = result.Failed
@@ -120,9 +128,15 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 	}
 	// Starting the server and the handshake are bounded by the server's connect timeout, not
 	// by the test's: the test's timeout starts with its first request.
-	c, cerr := p.acquire(ctx)
+	c, cerr, notRun := p.acquireFor(ctx, t.Name)
 	actx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
+	if notRun != "" {
+		// An earlier test reported why the server cannot be reached: say it once.
+		a.noRetry, a.notRun = true, notRun
+		a.res.Status = result.Skipped
+		return a
+	}
 	if cerr != nil {
 		a.noRetry = true
 		if ctx.Err() != nil {

@@ -200,7 +200,7 @@ func (o *Options) LoadOptions() *collection.LoadOptions {
 var ErrInterrupted = errors.New("run interrupted")
 
 // ConnectError is returned by [Runner.Run], with the run, when not one server could be
-// connected: every test errored before reaching a server.
+// connected: no test reached a server.
 type ConnectError struct {
 	// Servers lists each server that failed, as "collection: server: message".
 	Servers []string

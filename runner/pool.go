@@ -41,8 +41,11 @@ type pool struct {
 	// setupErr is a server definition that could not be expanded or resolved.
 	setupErr *result.Error
 
-	mu    sync.Mutex // guards tools, listed and exercised
-	tools map[string]json.RawMessage
+	mu sync.Mutex // guards tools, listed, exercised and firstFailed
+	// firstFailed names the test that met the server's remembered connect failure first; the
+	// tests after it are not run and point at it.
+	firstFailed string
+	tools       map[string]json.RawMessage
 	// listed is what the server advertised (recorded with the first session); exercised what
 	// the collection sent requests for. Both feed the coverage.
 	listed    advertised
@@ -119,6 +122,23 @@ func (p *pool) acquire(ctx context.Context) (*conn, *result.Error) {
 		return nil, p.connectFailure(ctx, err)
 	}
 	return c, nil
+}
+
+// acquireFor is acquire for the test named test. When the server's connect failure was
+// already reported by an earlier test, notRun says so in one line naming that test, and the
+// caller reports this test as not run instead of repeating the error.
+func (p *pool) acquireFor(ctx context.Context, test string) (c *conn, rerr *result.Error, notRun string) {
+	c, rerr = p.acquire(ctx)
+	if rerr == nil || ctx.Err() != nil || rerr.Category == session.Cancelled {
+		return c, rerr, ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.firstFailed == "" || p.firstFailed == test {
+		p.firstFailed = test
+		return nil, rerr, ""
+	}
+	return nil, rerr, fmt.Sprintf("server %q could not be connected: see %q", p.name, p.firstFailed)
 }
 
 // connectFailure turns a failed open into the test's error.

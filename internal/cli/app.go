@@ -93,7 +93,7 @@ type app struct {
 	// and for the testserver verb, whose stdout is the MCP channel.
 	term IO
 	// masker holds every secret of this invocation: the collections' and those of the server
-	// flags (--header, --env, the SPEC's URL and command line).
+	// flags (--header, --server-env, the SPEC's URL and command line).
 	masker *redact.Masker
 	// stdout and stderr are io's masking writers, flushed when the invocation ends.
 	stdout, stderr *redact.Writer

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,9 @@ func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target
 	env, err := parseEnv(f.Env)
 	if err != nil {
 		return nil, err
+	}
+	if f.oldEnv {
+		fmt.Fprintln(a.io.Stderr, "warning: --env K=V is now --server-env K=V; --env will be removed (on test and validate, --env NAME selects a collection's environment)")
 	}
 	so := &spec.Options{
 		Transport:      spec.Transport(f.Transport),

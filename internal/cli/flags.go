@@ -28,10 +28,12 @@ type serverFlags struct {
 	ConnectTimeout  time.Duration
 	ProtocolVersion string
 	Header          []string
-	Env             []string
-	JSON            bool
-	HangThreshold   time.Duration
-	StderrPath      string
+	// Env is --server-env (and the deprecated --env K=V, which sets oldEnv).
+	Env           []string
+	oldEnv        bool
+	JSON          bool
+	HangThreshold time.Duration
+	StderrPath    string
 	// MaxMessageSize is --max-message-size as given; validate parses it into maxMessage.
 	MaxMessageSize string
 	maxMessage     int
@@ -47,7 +49,10 @@ func serverFlagDefs() []cli.Flag {
 		&durationFlag{Name: "connect-timeout", Value: defaultConnectTimeout, Usage: "deadline for starting or connecting to the server and the handshake"},
 		&cli.StringFlag{Name: "protocol-version", Usage: "pin the MCP protocol `VERSION` (default: detect the era and negotiate the newest)"},
 		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Usage: "HTTP/WebSocket header `K=V` (repeatable)"},
-		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "environment variable `K=V` for a server started as a command (repeatable)"},
+		&cli.StringSliceFlag{Name: "server-env", Usage: "environment variable `K=V` for a server started as a command (repeatable)"},
+		// The old name of --server-env, renamed so that --env means a collection's environment
+		// everywhere (test --env NAME); it still works, with a warning.
+		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Hidden: true, Usage: "deprecated: use --server-env `K=V`"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON on stdout"},
 		&durationFlag{Name: "hang-threshold", DefaultText: "off", Usage: "turn on the hang detector: a request unanswered after `D` is a Hang, or a Deadlock if no answer comes in the grace period (2×D)"},
 		&cli.StringFlag{Name: "stderr", Usage: "save the stderr of a server started as a command to `FILE` (default: a temporary file, kept when something fails)"},
@@ -82,7 +87,8 @@ func readServerFlags(cmd *cli.Command) serverFlags {
 		ConnectTimeout:  cmd.Duration("connect-timeout"),
 		ProtocolVersion: cmd.String("protocol-version"),
 		Header:          cmd.StringSlice("header"),
-		Env:             cmd.StringSlice("env"),
+		Env:             append(cmd.StringSlice("server-env"), cmd.StringSlice("env")...),
+		oldEnv:          cmd.IsSet("env"),
 		JSON:            cmd.Bool("json"),
 		HangThreshold:   cmd.Duration("hang-threshold"),
 		StderrPath:      cmd.String("stderr"),
@@ -147,7 +153,7 @@ func parseEnv(entries []string) ([]string, error) {
 	for _, e := range entries {
 		k, _, ok := strings.Cut(e, "=")
 		if !ok || k == "" {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--env %q is not K=V", redactEntry(e)), Hint: "write it as --env API_KEY=secret"}
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--server-env %q is not K=V", redactEntry(e)), Hint: "write it as --server-env API_KEY=secret"}
 		}
 	}
 	return entries, nil

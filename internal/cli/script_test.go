@@ -168,20 +168,27 @@ func cmdServeWeb(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], srv.URL)
 }
 
-// cmdReadme is `readme LANG TEXT FILE`: it writes the first ```LANG block of the repository's
-// README.md that contains TEXT to FILE in the script's work directory, so scripts run the
-// README's examples as written.
+// cmdReadme is `readme LANG TEXT FILE`: it writes the first ```LANG block that contains TEXT,
+// in the repository's README.md or else in docs/*.md, to FILE in the script's work directory,
+// so scripts run the documentation's examples as written.
 func cmdReadme(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: readme LANG TEXT FILE")
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	ts.Check(err)
+	var text strings.Builder
+	for _, name := range append([]string{filepath.Join("..", "..", "README.md")}, docs...) {
+		b, err := os.ReadFile(name)
+		ts.Check(err)
+		text.Write(b)
+		text.WriteString("\n")
+	}
 	fence := "```" + args[0] + "\n"
-	for rest := string(readme); ; {
+	for rest := text.String(); ; {
 		i := strings.Index(rest, fence)
 		if i < 0 {
-			ts.Fatalf("README.md has no %s block containing %q", args[0], args[1])
+			ts.Fatalf("README.md and docs/*.md have no %s block containing %q", args[0], args[1])
 		}
 		rest = rest[i+len(fence):]
 		block, after, _ := strings.Cut(rest, "```")

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/baseline"
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/envfile"
 	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
@@ -58,10 +57,10 @@ func (a *app) testCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "env", Usage: "select the collection environment `NAME` (default: its defaultEnvironment)"},
 			&cli.StringSliceFlag{Name: "var", Usage: "set variable `K=V` (repeatable; above --env-file and the environment)"},
-			&cli.StringFlag{Name: "env-file", Usage: "read variables from `PATH` (KEY=VALUE lines, # comments)"},
+			&cli.StringFlag{Name: "env-file", Usage: "read variables from the dotenv file `PATH` (KEY=VALUE lines, # comments, quotes)"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "run only tests with tag `T` (repeatable: any of them); their dependencies run too"},
 			&cli.StringFlag{Name: "grep", Usage: "run only tests whose name or id matches the regular expression `RE`"},
-			&cli.BoolFlag{Name: "bail", Usage: "stop after the first failed test; the rest are skipped"},
+			&cli.BoolFlag{Name: "bail", Usage: "stop after the first test that fails or errors; the tests not started are skipped"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail on answers to no request (a second answer, an id never issued, a stray frame), and check every tools/call against the tool's inputSchema before sending and its outputSchema after"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "run up to `N` independent tests at once (N sessions per server)"},
 			&cli.FloatFlag{Name: "rate", DefaultText: "0, no limit", Usage: "send at most `N` requests per second"},
@@ -280,8 +279,7 @@ func parseVars(entries []string) (map[string]string, error) {
 // maxEnvFileSize bounds an --env-file.
 const maxEnvFileSize = 1 << 20
 
-// readEnvFile reads KEY=VALUE lines: blank lines and # comments are skipped, an "export " prefix
-// is allowed, and a value in matching single or double quotes loses them. The file may be a
+// readEnvFile reads a dotenv file (see package envfile for the conventions). The file may be a
 // pipe (--env-file <(sops -d .env)); waiting for it ends with ctx.
 func readEnvFile(ctx context.Context, path string) (map[string]string, error) {
 	data, err := regfile.ReadInput(ctx, path, maxEnvFileSize)
@@ -291,30 +289,15 @@ func readEnvFile(ctx context.Context, path string) (map[string]string, error) {
 	if len(data) > maxEnvFileSize {
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--env-file %s is larger than 1 MiB", path), Hint: "an env file holds KEY=VALUE lines; check the path"}
 	}
-	out := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxEnvFileSize+1)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		line = strings.TrimPrefix(line, "export ")
-		k, v, ok := strings.Cut(line, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s:%d: not a KEY=VALUE line", path, n), Hint: "each line is KEY=VALUE; comments start with #"}
-		}
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		out[k] = v
+	vars, err := envfile.Parse(data)
+	var se *envfile.SyntaxError
+	if errors.As(err, &se) {
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--env-file %s:%d: %s", path, se.Line, se.Msg), Hint: se.Hint, Err: err}
 	}
-	if err := sc.Err(); err != nil {
+	if err != nil {
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --env-file %s: %v", path, err), Err: err}
 	}
-	return out, nil
+	return vars, nil
 }
 
 // inputError describes a file named by a flag (what) that could not be read: interrupted, not
@@ -635,7 +618,7 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		var ce *runner.ConnectError
 		if errors.As(runErr, &ce) {
 			return &Error{Code: ExitConnection, Msg: ce.Error(),
-				Hint: "every test errored before reaching a server; the report shows each server's error and hint", Err: runErr}
+				Hint: "no test reached a server; the report shows why under the first test of each server", Err: runErr}
 		}
 		return &Error{Code: ExitRuntime, Msg: runErr.Error(), Err: runErr}
 	case len(problems) > 0:

@@ -173,7 +173,7 @@ func TestRunInProcess(t *testing.T) {
 	}{
 		{[]string{"mcpspec", "version"}, ExitOK, "mcpspec version ", ""},
 		{[]string{"mcpspec", "bogus"}, ExitConfig, "", `Error: unknown command "bogus"`},
-		{[]string{"mcpspec", "call", "--server", "srv", "--env", "NOEQUALS", "t"}, ExitConfig, "", `--env "NOEQUALS" is not K=V`},
+		{[]string{"mcpspec", "call", "--server", "srv", "--server-env", "NOEQUALS", "t"}, ExitConfig, "", `--server-env "NOEQUALS" is not K=V`},
 		{[]string{"mcpspec", "tools", "--server", "srv", "extra"}, ExitConfig, "", `unexpected argument "extra"`},
 		{[]string{"mcpspec", "--json-errors", "tools"}, ExitConfig, "", `"exitCode":3`},
 	}

@@ -204,7 +204,24 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 		} else {
 			e.Msg = fmt.Sprintf("%s exited with code %d during %s", subject, exitErr.Code, phase)
 		}
-		e.hint = op.stderrHint(orPath(exitErr.StderrPath, stderrPath), exitErr.StderrTail)
+		path := orPath(exitErr.StderrPath, stderrPath)
+		e.hint = op.stderrHint(path, exitErr.StderrTail)
+		if phase != "the handshake" || exitErr.Signal != "" {
+			break
+		}
+		// A server that exits before answering initialize often says why on stderr: a
+		// missing module or program is said once, in its own words, as "cannot start".
+		out := exitErr.StderrTail
+		if saved := ReadTail(path, 0, 16<<10); saved != "" {
+			out = saved
+		}
+		if line := missingAtStart(out); line != "" {
+			e.Msg = fmt.Sprintf("%s cannot start: %s (it exited with code %d during the handshake)", subject, line, exitErr.Code)
+			e.hint = missingHint(line)
+			if path != "" {
+				e.hint += "; its stderr is at " + path
+			}
+		}
 	case errors.As(err, &execErr), op.stdio() && errors.As(err, &pathErr):
 		prog := op.o.Info.Spec
 		if len(op.o.Info.Argv) > 0 {

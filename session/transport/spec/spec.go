@@ -223,7 +223,7 @@ func resolveURL(info Info, s string, o *Options, fail func(string, string, error
 		return fail("not a valid URL", "check the address, e.g. http://127.0.0.1:8080/mcp", err)
 	}
 	if len(o.Env) > 0 {
-		return fail("--env applies to a server started as a command, not to a URL", "drop --env, or set the variables where the server runs", nil)
+		return fail("--server-env applies to a server started as a command, not to a URL", "drop --server-env, or set the variables where the server runs", nil)
 	}
 	if o.Dir != "" {
 		return fail("a working directory applies to a server started as a command, not to a URL", "drop the working directory option", nil)

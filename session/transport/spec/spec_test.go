@@ -78,7 +78,7 @@ func TestResolveErrors(t *testing.T) {
 		{"command with forced http", "srv", Options{Transport: HTTP}, "--transport http needs a URL"},
 		{"command with header", "srv", Options{Header: http.Header{"X": {"1"}}}, "--header applies to HTTP"},
 		{"url with forced stdio", "http://127.0.0.1:1/", Options{Transport: Stdio}, "--transport stdio needs a command line"},
-		{"url with env", "http://127.0.0.1:1/", Options{Env: []string{"A=1"}}, "--env applies"},
+		{"url with env", "http://127.0.0.1:1/", Options{Env: []string{"A=1"}}, "--server-env applies"},
 		{"url with dir", "ws://127.0.0.1:1/", Options{Dir: "/tmp"}, "working directory"},
 		{"no host", "http:///mcp", Options{}, "no host"},
 		{"bad scheme", "ftp://127.0.0.1/x", Options{}, `unsupported URL scheme "ftp"`},
