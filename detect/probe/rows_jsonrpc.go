@@ -62,6 +62,10 @@ func (e *Env) rawExchange(ctx context.Context, frame []byte, d time.Duration, id
 		}
 		return ra
 	}
+	// A request answered first drains what the server still owed the session (an answer to
+	// notifications/initialized from a server that answers notifications, with a null id),
+	// so that only answers to the frame are watched for.
+	e.call(ctx, e.pingMethod(), e.params(""), d)
 	ch, stop := e.p.hub.watch(idIs(ids...))
 	defer stop()
 	if err := e.send(ctx, frame); err != nil {
