@@ -157,6 +157,43 @@ func dropEverywhere(v any, key string) {
 	}
 }
 
+// maxJSONText bounds the text that expandJSONText decodes, and maxJSONTextDepth how deep
+// JSON inside JSON text is followed.
+const (
+	maxJSONText      = 1 << 20
+	maxJSONTextDepth = 4
+)
+
+// expandJSONText replaces, at any depth of v, every string that holds a JSON object or array
+// with the decoded value, and returns v. Many servers answer with their data serialized in a
+// text block (json.dumps, JSON.stringify), often next to a timestamp or an id: compared as one
+// string, the whole text varies by design and would hide a field that diverges only under
+// concurrency. Decoded, each field is a leaf of its own (the text's path, then the field's),
+// and --ignore paths reach into it.
+func expandJSONText(v any, depth int) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			x[k] = expandJSONText(c, depth)
+		}
+	case []any:
+		for i, c := range x {
+			x[i] = expandJSONText(c, depth)
+		}
+	case string:
+		s := strings.TrimSpace(x)
+		if depth >= maxJSONTextDepth || len(s) < 2 || len(s) > maxJSONText || !(s[0] == '{' && s[len(s)-1] == '}' || s[0] == '[' && s[len(s)-1] == ']') {
+			return v
+		}
+		d, err := assert.DecodeJSON([]byte(s))
+		if err != nil {
+			return v
+		}
+		return expandJSONText(d, depth+1)
+	}
+	return v
+}
+
 // leaves is a flattened answer: every scalar (and empty container) by its JSONPath, and every
 // array's length under "<path>#len".
 type leaves map[string]string

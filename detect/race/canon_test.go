@@ -3,9 +3,14 @@ package race
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpspec/mcpspec/detect/internal/calls"
 )
 
 func TestIgnore(t *testing.T) {
@@ -87,5 +92,53 @@ func TestFreeStringsAreTagged(t *testing.T) {
 	}
 	if args["entities"].([]any)[0].(map[string]any)["name"] != "ada" {
 		t.Errorf("the original arguments changed: %v", args)
+	}
+}
+
+// TestJSONTextFieldsAreComparedOneByOne: an answer whose text block is serialized JSON with a
+// timestamp varies one call at a time; a count in the same text that differs only under
+// concurrency is still a race, at the path of the field inside the text.
+func TestJSONTextFieldsAreComparedOneByOne(t *testing.T) {
+	answer := func(items int, at string) calls.Outcome {
+		text, _ := json.Marshal(fmt.Sprintf(`{"warehouse": "all", "items": %d, "generated_at": %q}`, items, at))
+		return calls.Outcome{Method: "tools/call", Class: calls.OK, AnsweredAt: time.Now(),
+			Result: json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`)}
+	}
+	seq := []calls.Outcome{answer(5, "12:00:01"), answer(5, "12:00:02"), answer(5, "12:00:03")}
+	cases := []struct {
+		name      string
+		con       []calls.Outcome
+		verdict   string
+		divergent []string
+	}{
+		{"race", []calls.Outcome{answer(5, "12:00:04"), answer(9, "12:00:04"), answer(7, "12:00:05")}, VerdictRace, []string{"$.content[0].text.items"}},
+		{"timestamp only", []calls.Outcome{answer(5, "12:00:04"), answer(5, "12:00:05")}, VerdictByDesign, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Report{}
+			r.compare(context.Background(), nil, seq, c.con)
+			r.decide(context.Background())
+			if r.Verdict != c.verdict || !slices.Equal(r.DivergentPaths, c.divergent) {
+				t.Errorf("verdict %s, divergent %v; want %s, %v (%s)", r.Verdict, r.DivergentPaths, c.verdict, c.divergent, r.Diagnosis)
+			}
+			if !slices.Equal(r.VolatilePaths, []string{"$.content[0].text.generated_at"}) {
+				t.Errorf("volatile %v, want the timestamp inside the text", r.VolatilePaths)
+			}
+		})
+	}
+	// --ignore reaches into the text, and text that is not a JSON object or array stays a string.
+	ig, err := NewIgnore([]string{"$..generated_at"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := comparable(context.Background(), ig, answer(5, "12:00:01"), map[string]string{})
+	if want := `{"content":[{"text":{"generated_at":"<ignored>","items":5,"warehouse":"all"},"type":"text"}]}`; a.canonical != want {
+		t.Errorf("canonical %s, want %s", a.canonical, want)
+	}
+	for _, s := range []string{"3 items", "[not json", "{}x", "42"} {
+		if got := expandJSONText(s, 0); got != s {
+			t.Errorf("expandJSONText(%q) = %v", s, got)
+		}
 	}
 }

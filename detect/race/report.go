@@ -77,6 +77,9 @@ func comparable(ctx context.Context, ig *Ignore, o calls.Outcome, parents map[st
 			doc = d
 		}
 	}
+	if doc != nil {
+		doc = expandJSONText(doc, 0)
+	}
 	if doc == nil {
 		cat := string(o.Category)
 		if cat == "" {
