@@ -144,6 +144,23 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	}
 	r.Skipped = skipped
 
+	// A server every session shares (a network server) initializes once, on its first calls:
+	// the control calls of the first probe would do it and hide a lazy-init deadlock, so there
+	// the list race, which fires calls right after a handshake, goes first.
+	listFirst := control.c.Process == nil && !o.SkipListRace && len(chosen) > 0
+	if listFirst {
+		pr := p.listRace(ctx, chosen)
+		r.Probes = append(r.Probes, pr)
+		if pr.Verdict == VerdictDeadlock && p.wedged(ctx, chosen[0]) {
+			for _, rest := range chosen {
+				r.Skipped = append(r.Skipped, calls.Skipped{Tool: rest.Name,
+					Reason: "not probed: the first concurrent calls deadlocked the server, which every session shares"})
+			}
+			r.Notes = append(r.Notes, "the server is shared by every session (a network server): its first calls were made concurrently, deadlocked, and a call on a fresh session was not answered either, so the probe stopped")
+			r.tally()
+			return r, nil
+		}
+	}
 	for i, t := range chosen {
 		if ctx.Err() != nil {
 			r.stopped(ctx, chosen[i:])
@@ -164,7 +181,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 			return r, nil
 		}
 	}
-	if !o.SkipListRace && len(chosen) > 0 && ctx.Err() == nil {
+	if !o.SkipListRace && !listFirst && len(chosen) > 0 && ctx.Err() == nil {
 		pr := p.listRace(ctx, chosen)
 		r.Probes = append(r.Probes, pr)
 	}
@@ -300,6 +317,21 @@ func (p *prober) listRace(ctx context.Context, chosen []session.Tool) Probe {
 	calls.Requeue(pr.Concurrent, p.o.HangAfter)
 	p.judge(ctx, c, &pr)
 	return pr
+}
+
+// wedged reports whether one call of t on a fresh session goes unanswered (or the server
+// went away): after a deadlock, whether a shared server stays stuck.
+func (p *prober) wedged(ctx context.Context, t session.Tool) bool {
+	c, err := p.open(ctx)
+	if err != nil {
+		return true
+	}
+	defer c.close()
+	args, _ := p.argsFor(t)
+	sent := time.Now()
+	res, err := c.c.CallTool(ctx, t.Name, args, nil)
+	o := calls.FromTool(0, t.Name, sent, res, err)
+	return o.Class == calls.Deadlock || o.Class == calls.Crash
 }
 
 // burst releases n requests together on s: request list (if ≥ 0) is tools/list, the others

@@ -105,7 +105,10 @@ func TestConcurrentOnlyHangIsADeadlockWithItsDiagnosis(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := run(t, opener(t, c.spec), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50},
-				HangAfter: 300 * time.Millisecond, Grace: 300 * time.Millisecond, Concurrency: 8})
+				HangAfter: 300 * time.Millisecond, Grace: 300 * time.Millisecond, Concurrency: 8,
+				// On a shared server the list race would go first (TestLazyInitDeadlockOnASharedServer)
+				// and wedge it before the control calls: this test is about the tool's own probe.
+				SkipListRace: true})
 			if r.Verdict != deadlock.VerdictDeadlock || !r.Found() {
 				t.Fatalf("verdict %s, want deadlock", r.Verdict)
 			}
@@ -133,7 +136,7 @@ func TestLazyInitDeadlockShowsOnlyUnderConcurrency(t *testing.T) {
 	if r.Verdict != deadlock.VerdictDeadlock {
 		t.Fatalf("verdict %s, want deadlock", r.Verdict)
 	}
-	p := r.Probes[0]
+	p := probeNamed(t, r, "echo")
 	if c := calls.Count(p.Sequential); c.OK != 3 {
 		t.Errorf("sequential calls %+v, want 3 answered", c)
 	}
@@ -185,4 +188,31 @@ func TestCallThatHangsAloneIsADeadlock(t *testing.T) {
 	if r.Verdict != deadlock.VerdictDeadlock || !strings.Contains(r.Probes[0].Diagnosis, "even when called alone") {
 		t.Errorf("verdict %s, diagnosis %q", r.Verdict, r.Probes[0].Diagnosis)
 	}
+}
+
+// TestLazyInitDeadlockOnASharedServer: a network server initializes once, on its first calls,
+// for every session. There the list race goes first, or the control calls would initialize
+// the server and hide the deadlock.
+func TestLazyInitDeadlockOnASharedServer(t *testing.T) {
+	s := tcpServer(t, &mcptest.Options{LazyInitDeadlock: 300 * time.Millisecond})
+	r := run(t, opener(t, s), &deadlock.Options{Tool: "echo", HangAfter: time.Second, Grace: 500 * time.Millisecond})
+	if r.Verdict != deadlock.VerdictDeadlock {
+		t.Fatalf("verdict %s, want deadlock", r.Verdict)
+	}
+	p := r.Probes[0]
+	if p.Name != "tools/list race" || p.Verdict != deadlock.VerdictDeadlock || !strings.Contains(p.Diagnosis, "right after the handshake") {
+		t.Errorf("first probe %s: %s — %s; want the list race first, deadlocked", p.Name, p.Verdict, p.Diagnosis)
+	}
+}
+
+// probeNamed returns the probe called name (a shared server's list race comes first).
+func probeNamed(t *testing.T, r *deadlock.Report, name string) deadlock.Probe {
+	t.Helper()
+	for _, p := range r.Probes {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("no probe %s among %d", name, len(r.Probes))
+	return deadlock.Probe{}
 }
