@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"unicode/utf8"
 
@@ -172,11 +171,6 @@ func frameProblem(f tapped) string {
 	return ""
 }
 
-// crashReports match what a process writes to stderr when it dies of an unhandled fault: a Go
-// panic or runtime fatal error, a Node uncaught exception (an Error line followed by a stack
-// frame), a Python traceback, a Rust or JVM panic, a sanitizer or V8 report.
-var crashReports = regexp.MustCompile(`(?m)(^panic: |^fatal error: |^goroutine \d+ \[running\]|^Traceback \(most recent call last\)|^\S*Error: .*\n\s+at |^thread '.*' panicked at|^Exception in thread |Segmentation fault|core dumped|AddressSanitizer|^FATAL ERROR: |Uncaught )`)
-
 // exitFault describes how a process ended and whether it looks like a crash rather than an
 // orderly exit: killed by a signal, an exit status of 2 or more, or a crash report on stderr.
 // stderr is what the server wrote during the case.
@@ -192,7 +186,7 @@ func exitFault(err error, stderr string) (desc string, crashed bool) {
 		return fmt.Sprintf("exited with status %d", exit.Code), true
 	}
 	desc = fmt.Sprintf("exited with status %d", exit.Code)
-	if loc := crashReports.FindStringIndex(stderr); loc != nil {
+	if transport.HasCrashReport(stderr) {
 		return desc + " after a crash report on stderr", true
 	}
 	return desc, false

@@ -82,8 +82,9 @@ func messageSize(ctx context.Context, e *Env) Outcome {
 	// slow is fine. A network server may close the connection that carried the message
 	// (WebSocket close 1009, a TCP reset): a new connection must then work. A stdio server that
 	// ends the session (exits cleanly, closes stdin, stops reading) refuses the message the only
-	// way a line-oriented reader can without skipping to the next newline: a warning. Only a
-	// crash fails.
+	// way a line-oriented reader can without skipping to the next newline: a warning, whether
+	// its exit was seen (status 1: log.Fatal, the Go SDK) or only the broken pipe. Only a crash
+	// (a signal, status 2 or more, a crash report) fails.
 	start := time.Now()
 	a := ra.after
 	if !a.dead() {
@@ -105,7 +106,7 @@ func messageSize(ctx context.Context, e *Env) Outcome {
 		return out
 	}
 	var exit *transport.ExitError
-	if errors.As(a.err, &exit) && (exit.Code != 0 || exit.Signal != "") {
+	if errors.As(a.err, &exit) && exit.Crashed() {
 		return Outcome{Fail, "the server crashed on a 17 MiB message: " + a.describe()}
 	}
 	return Outcome{Warn, "the server ended the session on a 17 MiB message (" + a.describe() + ") instead of refusing the one message"}
