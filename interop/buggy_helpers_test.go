@@ -42,6 +42,8 @@ func twinGate(t *testing.T) {
 type twinTarget struct {
 	spec   string
 	marker string
+	// external: the server runs on its own (a network server the test started and stops).
+	external bool
 }
 
 // newTwinTarget returns the target for SPEC with a fresh marker.
@@ -56,7 +58,7 @@ const twinBound = 60 * time.Second
 func (tg twinTarget) run(t *testing.T, verb string, out any, args ...string) cli.ExitCode {
 	t.Helper()
 	argv := append([]string{"mcpspec", verb, "--server", tg.spec, "--json"}, args...)
-	if !strings.HasPrefix(tg.spec, "http") {
+	if !tg.external {
 		argv = append(argv, "--server-env", markerVar+"="+tg.marker)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), twinBound)
@@ -71,7 +73,9 @@ func (tg twinTarget) run(t *testing.T, verb string, out any, args ...string) cli
 	if stderr.Len() > 0 {
 		t.Logf("stderr:\n%s", tail(stderr.Bytes(), 1500))
 	}
-	assertNoMarkedProcesses(t, tg.marker)
+	if !tg.external {
+		assertNoMarkedProcesses(t, tg.marker)
+	}
 	return code
 }
 
