@@ -123,6 +123,9 @@ type Result struct {
 	Warmup time.Duration
 	Points int
 	Calls  int64
+	// Fitted says whether the lines were fitted: false when too few readings, or readings all
+	// at one time, left nothing to fit (the slopes are then 0 and mean nothing).
+	Fitted bool
 }
 
 // KBPerCall is BytesPerCall in KiB.
@@ -164,6 +167,7 @@ func Analyze(points []Point, o *Options) Result {
 		return r
 	}
 	r.SlopeBytesPerSec, r.InterceptBytes, r.R2 = fit(ts, ys)
+	r.Fitted = true
 	r.PredictedGrowth = r.SlopeBytesPerSec * opt.Duration.Seconds()
 	if r.Calls = win[len(win)-1].Calls - win[0].Calls; r.Calls > 0 {
 		r.BytesPerCall, _, _ = fit(cs, ys)
