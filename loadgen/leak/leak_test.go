@@ -212,3 +212,21 @@ func TestAnalyzeOutOfRange(t *testing.T) {
 		t.Errorf("%s (%s)", r.Verdict, r.Reason)
 	}
 }
+
+// The default warm-up leaves out the load run's own warm-up when that is longer.
+func TestWarmupCoversTheLoadWarmup(t *testing.T) {
+	pts := series(200, 400, func(t float64) float64 { return 50*mib + t*mib })
+	for _, c := range []struct {
+		opts *leak.Options
+		want time.Duration
+	}{
+		{nil, 30 * time.Second},
+		{&leak.Options{LoadWarmup: 45 * time.Second}, 45 * time.Second},
+		{&leak.Options{LoadWarmup: 5 * time.Second}, 30 * time.Second},
+		{&leak.Options{Warmup: 10 * time.Second, LoadWarmup: 45 * time.Second}, 10 * time.Second},
+	} {
+		if r := leak.Analyze(pts, c.opts); r.Warmup != c.want {
+			t.Errorf("%+v: warm-up %v, want %v", c.opts, r.Warmup, c.want)
+		}
+	}
+}
