@@ -243,6 +243,8 @@ tests:
 		{"reserved block validated", "server: testserver\ntests: [{id: a, call: b}]\nload: {duration: 10s, concurent: 5}", nil, []string{`unknown key "concurent" in load (did you mean "concurrent"?)`}},
 		{"load mix unknown test", "server: testserver\ntests: [{id: a, call: b}]\nload: {mix: [{test: z}]}", nil, []string{`load.mix: unknown test "z"`}},
 		{"load resources two sources", "server: testserver\ntests: [{id: a, call: b}]\nload: {resources: {serverPid: 7, metricsUrl: http://h/m}}", nil, []string{`load.resources: serverPid and metricsUrl are exclusive, give one`}},
+		{"run threshold under a tool", "server: testserver\ntests: [{id: a, call: b}]\nload: {thresholds: {tools: {b: {p99: 1s, memoryGrowthMb: 5}}}}", nil,
+			[]string{`thresholds.tools.b.memoryGrowthMb applies to the whole run, not to one tool`}},
 		{"race needs tool", "server: testserver\nrace: {concurrent: 5}", nil, []string{"race needs a tool"}},
 		{"deadlock input without tool", "server: testserver\ndeadlock: {input: {a: 1}}", nil, []string{"deadlock.input without deadlock.tool"}},
 		{"head-of-line needs both tools", "server: testserver\nhead-of-line: {slowTool: slow}", nil, []string{"head-of-line needs a fastTool"}},
@@ -457,7 +459,7 @@ load:
   spike: {baselineConcurrent: 5, spikeConcurrent: 50, baselineDuration: 10s, spikeAt: 30s, spikeDuration: 5s}
   mix: [{test: add, weight: 2}]
   toolCalls: [{tool: echo, input: {text: hi}, weight: 0.3}]
-  thresholds: {p50: 100ms, p99: 500ms, errorRate: 0.01, hangTimeout: 5s, memoryGrowthMb: 50}
+  thresholds: {p50: 100ms, p99: 500ms, errorRate: 0.01, hangTimeout: 5s, memoryGrowthMb: 50, leakKbPerCall: 2, leakSlopeMbPerSec: 0.5, tools: {echo: {p95: 50ms}}}
   resources: {cgroup: /sys/fs/cgroup/mcp.slice, sampleInterval: 500ms, leakMinCalls: 2000}
 deadlock: {tool: add, concurrent: 20, hangThreshold: 5s, gracePeriod: 10s}
 race: {tool: echo, input: {text: x}, concurrent: 8, rounds: 2, ignore: [$.meta]}
@@ -472,6 +474,9 @@ probe: {checks: [missing-fields], timeout: 2s}
 	if c.Load.Scenario != "spike" || c.Load.Rate != 200 || c.Load.Spike.SpikeAt != 30*time.Second ||
 		c.Load.Mix[0].Weight != 2 || c.Load.ToolCalls[0].Input["text"] != "hi" || c.Load.Thresholds.P99 != 500*time.Millisecond {
 		t.Errorf("load = %+v", c.Load)
+	}
+	if th := c.Load.Thresholds; th.HangTimeout != 5*time.Second || th.LeakKBPerCall != 2 || th.LeakSlopeMBPerSec != 0.5 || th.Tools["echo"].P95 != 50*time.Millisecond {
+		t.Errorf("load.thresholds = %+v", th)
 	}
 	if r := c.Load.Resources; r == nil || r.Cgroup != "/sys/fs/cgroup/mcp.slice" || r.SampleInterval != 500*time.Millisecond || r.LeakMinCalls == nil || *r.LeakMinCalls != 2000 {
 		t.Errorf("load.resources = %+v", c.Load.Resources)

@@ -127,7 +127,8 @@ type ServerTimeouts struct {
 	Connect time.Duration
 	// Call bounds one request (default DefaultCallTimeout); a test's own timeout caps it further.
 	Call time.Duration
-	// Shutdown bounds a graceful stop before the process is killed.
+	// Shutdown is how long a stdio server has to exit once its stdin is closed, before SIGTERM
+	// (0 = the transport's default).
 	Shutdown time.Duration
 }
 

@@ -112,12 +112,18 @@ type WeightedCall struct {
 type Thresholds struct {
 	P50, P95, P99, P999 time.Duration
 	// ErrorRate is a fraction in [0, 1].
-	ErrorRate      float64
-	HangTimeout    time.Duration
+	ErrorRate float64
+	// HangTimeout turns the hang detector on for the run: a call unanswered this long is hung
+	// (the load run's --hang-threshold, which wins when given). Whole run only.
+	HangTimeout time.Duration
+	// MemoryGrowthMB bounds the server's RSS growth over the run. Whole run only.
 	MemoryGrowthMB float64
-	// MinRPS fails a run that finished fewer requests per second.
+	// LeakKBPerCall and LeakSlopeMBPerSec bound the leak analysis' growth per request and
+	// slope over time. Whole run only.
+	LeakKBPerCall, LeakSlopeMBPerSec float64
+	// MinRPS fails a run that finished fewer requests per second. Whole run only.
 	MinRPS float64
-	// Tools holds thresholds of single tools (or tests), by name.
+	// Tools holds thresholds of single tools (or tests), by name: latencies and error rate.
 	Tools map[string]*Thresholds
 }
 

@@ -2,6 +2,7 @@ package collection
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,7 +106,7 @@ func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
 		l.Patterns = d.decodePatterns(f.val)
 	}
 	if f, ok := fs["thresholds"]; ok {
-		l.Thresholds = d.decodeThresholds(f.val)
+		l.Thresholds = d.decodeThresholds(f.val, "")
 	}
 	if f, ok := fs["maxInFlight"]; ok {
 		v, _ := d.integer(f.val, "load.maxInFlight", 1, 1000000)
@@ -271,26 +272,51 @@ func (d *decoder) decodeToolCalls(n *yaml.Node) []WeightedCall {
 	return out
 }
 
-// decodeThresholds reads a thresholds block.
-func (d *decoder) decodeThresholds(n *yaml.Node) *Thresholds {
-	fs, ok := d.fields(n, "thresholds", []string{"p50", "p95", "p99", "p999", "errorRate", "hangTimeout", "memoryGrowthMb", "minRps", "tools"})
+// runThresholdKeys are the threshold keys of the whole run; perToolThresholdKeys those a
+// tool's thresholds may have too.
+var (
+	perToolThresholdKeys = []string{"p50", "p95", "p99", "p999", "errorRate"}
+	runThresholdKeys     = []string{"hangTimeout", "memoryGrowthMb", "leakKbPerCall", "leakSlopeMbPerSec", "minRps", "tools"}
+)
+
+// decodeThresholds reads a thresholds block; tool names the tool of a thresholds.tools entry
+// ("" for the run's).
+func (d *decoder) decodeThresholds(n *yaml.Node, tool string) *Thresholds {
+	what := "thresholds"
+	if tool != "" {
+		what = "thresholds.tools." + tool
+	}
+	fs, ok := d.fields(n, what, append(slices.Clone(perToolThresholdKeys), runThresholdKeys...))
 	if !ok {
 		return nil
 	}
+	if tool != "" {
+		for _, k := range runThresholdKeys {
+			if f, ok := fs[k]; ok {
+				d.errf(f.key, "move it up to thresholds:, beside tools:", "%s.%s applies to the whole run, not to one tool", what, k)
+			}
+		}
+	}
 	t := &Thresholds{}
-	for k, p := range map[string]*time.Duration{"p50": &t.P50, "p95": &t.P95, "p99": &t.P99, "p999": &t.P999, "hangTimeout": &t.HangTimeout} {
+	for k, p := range map[string]*time.Duration{"p50": &t.P50, "p95": &t.P95, "p99": &t.P99, "p999": &t.P999} {
 		if f, ok := fs[k]; ok {
-			*p, _ = d.duration(f.val, "thresholds."+k)
+			*p, _ = d.duration(f.val, what+"."+k)
 		}
 	}
 	if f, ok := fs["errorRate"]; ok {
-		t.ErrorRate, _ = d.number(f.val, "thresholds.errorRate", 0, 1)
+		t.ErrorRate, _ = d.number(f.val, what+".errorRate", 0, 1)
 	}
-	if f, ok := fs["memoryGrowthMb"]; ok {
-		t.MemoryGrowthMB, _ = d.number(f.val, "thresholds.memoryGrowthMb", 0, 1e9)
+	if tool != "" {
+		return t
 	}
-	if f, ok := fs["minRps"]; ok {
-		t.MinRPS, _ = d.number(f.val, "thresholds.minRps", 0, 1e9)
+	if f, ok := fs["hangTimeout"]; ok {
+		t.HangTimeout, _ = d.duration(f.val, "thresholds.hangTimeout")
+	}
+	for k, p := range map[string]*float64{"memoryGrowthMb": &t.MemoryGrowthMB, "leakKbPerCall": &t.LeakKBPerCall,
+		"leakSlopeMbPerSec": &t.LeakSlopeMBPerSec, "minRps": &t.MinRPS} {
+		if f, ok := fs[k]; ok {
+			*p, _ = d.number(f.val, "thresholds."+k, 0, 1e9)
+		}
 	}
 	if f, ok := fs["tools"]; ok {
 		if f.val.Kind != yaml.MappingNode {
@@ -298,7 +324,7 @@ func (d *decoder) decodeThresholds(n *yaml.Node) *Thresholds {
 		} else {
 			t.Tools = map[string]*Thresholds{}
 			for i := 0; i+1 < len(f.val.Content); i += 2 {
-				if sub := d.decodeThresholds(f.val.Content[i+1]); sub != nil {
+				if sub := d.decodeThresholds(f.val.Content[i+1], f.val.Content[i].Value); sub != nil {
 					t.Tools[f.val.Content[i].Value] = sub
 				}
 			}

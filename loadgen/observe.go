@@ -79,6 +79,7 @@ func LeakAnalysis(o *leak.Options) LeakAnalyzer {
 			WarmupSecs:        roundDigits(r.Warmup.Seconds(), 3),
 			Samples:           r.Points,
 			Reason:            r.Reason,
+			NotFitted:         !r.Fitted,
 		}
 	}
 }

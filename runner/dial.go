@@ -56,7 +56,7 @@ func DialServer(srv *collection.Server, o *DialOptions) (transport.Dialer, spec.
 // ServerSpec returns the SPEC string and spec options that reach srv (no executable or stderr
 // path set). The SPEC is what results show as the server's target.
 func ServerSpec(srv *collection.Server) (string, *spec.Options) {
-	so := &spec.Options{Dir: srv.Cwd}
+	so := &spec.Options{Dir: srv.Cwd, ShutdownGrace: srv.Timeouts.Shutdown}
 	if len(srv.Headers) > 0 {
 		so.Header = http.Header{}
 		for k, v := range srv.Headers {

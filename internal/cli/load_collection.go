@@ -141,8 +141,16 @@ func blockThresholds(t *collection.Thresholds, scope string) []threshold.Thresho
 	if t.ErrorRate > 0 {
 		add("error_rate", t.ErrorRate)
 	}
-	if t.MemoryGrowthMB > 0 && scope == "" {
-		add("memory_growth_mb", t.MemoryGrowthMB)
+	if scope != "" {
+		return out
+	}
+	for _, m := range []struct {
+		name  string
+		limit float64
+	}{{"memory_growth_mb", t.MemoryGrowthMB}, {"leak_kb_per_call", t.LeakKBPerCall}, {"leak_slope_mb_per_sec", t.LeakSlopeMBPerSec}} {
+		if m.limit > 0 {
+			add(m.name, m.limit)
+		}
 	}
 	return out
 }
@@ -180,6 +188,10 @@ func (a *app) collectionServer(col *collection.Collection, f serverFlags) (serve
 	if connect == 0 {
 		connect = f.ConnectTimeout
 	}
+	hang := f.HangThreshold
+	if l := col.Load; hang == 0 && l != nil && l.Thresholds != nil {
+		hang = l.Thresholds.HangTimeout
+	}
 	return serverconn.Options{
 		Name: srv.Name,
 		Info: info,
@@ -192,6 +204,7 @@ func (a *app) collectionServer(col *collection.Collection, f serverFlags) (serve
 			RequestTimeout:  timeout,
 			ConnectTimeout:  connect,
 			ProtocolVersion: srv.ProtocolVersion,
+			HangThreshold:   hang,
 		},
 		Terms: serverconn.CollectionTerms(),
 	}, target, nil

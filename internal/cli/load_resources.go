@@ -167,7 +167,7 @@ func (o resourceOptions) apply(cfg *loadgen.Config) error {
 		src = m
 	}
 	cfg.SampleInterval = o.interval
-	cfg.LeakAnalyzer = loadgen.LeakAnalysis(&leak.Options{MinCalls: o.minCalls})
+	cfg.LeakAnalyzer = loadgen.LeakAnalysis(&leak.Options{MinCalls: o.minCalls, LoadWarmup: cfg.Warmup})
 	if src != nil {
 		s := loadgen.ResourceSampler(src)
 		cfg.Sampler = func(context.Context, *serverconn.Conn) (loadgen.Sampler, error) { return s, nil }

@@ -35,8 +35,11 @@ const (
 // Options tune [Analyze]. The zero value (or nil) means the defaults.
 type Options struct {
 	// Warmup is the start of the run left out of the analysis (default: 30s, but at most a
-	// quarter of the run).
+	// quarter of the run, and at least LoadWarmup).
 	Warmup time.Duration
+	// LoadWarmup is the load run's own warm-up, left out of its statistics: the default
+	// Warmup leaves it out too.
+	LoadWarmup time.Duration
 	// Duration is the run's length, for the predicted growth (default: the last reading's T).
 	Duration time.Duration
 	// MinGrowth is the predicted growth over Duration, in bytes, below which memory is not
@@ -85,7 +88,7 @@ func (o *Options) withDefaults(last time.Duration) Options {
 		v.Duration = last
 	}
 	if v.Warmup <= 0 {
-		v.Warmup = min(DefaultWarmup, v.Duration/4)
+		v.Warmup = max(min(DefaultWarmup, v.Duration/4), v.LoadWarmup)
 	}
 	if v.MinGrowth <= 0 {
 		v.MinGrowth = DefaultMinGrowth
@@ -123,6 +126,9 @@ type Result struct {
 	Warmup time.Duration
 	Points int
 	Calls  int64
+	// Fitted says whether the lines were fitted: false when too few readings, or readings all
+	// at one time, left nothing to fit (the slopes are then 0 and mean nothing).
+	Fitted bool
 }
 
 // KBPerCall is BytesPerCall in KiB.
@@ -164,6 +170,7 @@ func Analyze(points []Point, o *Options) Result {
 		return r
 	}
 	r.SlopeBytesPerSec, r.InterceptBytes, r.R2 = fit(ts, ys)
+	r.Fitted = true
 	r.PredictedGrowth = r.SlopeBytesPerSec * opt.Duration.Seconds()
 	if r.Calls = win[len(win)-1].Calls - win[0].Calls; r.Calls > 0 {
 		r.BytesPerCall, _, _ = fit(cs, ys)

@@ -74,6 +74,10 @@ func TestAnalyze(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := leak.Analyze(c.pts, c.opts)
+			// Only the cases that stop before the fit leave it undone.
+			if unfitted := c.name == "too few" || c.name == "all at once"; r.Fitted == unfitted {
+				t.Errorf("Fitted = %v", r.Fitted)
+			}
 			if r.Verdict != c.want || !strings.Contains(r.Reason, c.reason) {
 				t.Errorf("%s (%s), want %s (%q)\nslope %.3f MiB/s R² %.3f robust %.3f late %.3f MiB/s",
 					r.Verdict, r.Reason, c.want, c.reason, r.MBPerSec(), r.R2, r.RobustSlope/mib, r.LateSlope/mib)
@@ -206,5 +210,23 @@ func TestAnalyzeOutOfRange(t *testing.T) {
 	pts := series(60, 100, func(t float64) float64 { return 1e307 * t })
 	if r := leak.Analyze(pts, nil); r.Verdict != leak.Indeterminate || !strings.Contains(r.Reason, "out of range") {
 		t.Errorf("%s (%s)", r.Verdict, r.Reason)
+	}
+}
+
+// The default warm-up leaves out the load run's own warm-up when that is longer.
+func TestWarmupCoversTheLoadWarmup(t *testing.T) {
+	pts := series(200, 400, func(t float64) float64 { return 50*mib + t*mib })
+	for _, c := range []struct {
+		opts *leak.Options
+		want time.Duration
+	}{
+		{nil, 30 * time.Second},
+		{&leak.Options{LoadWarmup: 45 * time.Second}, 45 * time.Second},
+		{&leak.Options{LoadWarmup: 5 * time.Second}, 30 * time.Second},
+		{&leak.Options{Warmup: 10 * time.Second, LoadWarmup: 45 * time.Second}, 10 * time.Second},
+	} {
+		if r := leak.Analyze(pts, c.opts); r.Warmup != c.want {
+			t.Errorf("%+v: warm-up %v, want %v", c.opts, r.Warmup, c.want)
+		}
 	}
 }

@@ -260,6 +260,9 @@ type Leak struct {
 	WarmupSecs float64 `json:"warmup_secs"`
 	Samples    int     `json:"samples"`
 	Reason     string  `json:"reason,omitempty"`
+	// NotFitted is true when too few readings left nothing to fit: the slopes are 0 and mean
+	// nothing, and leak thresholds are "not measured".
+	NotFitted bool `json:"not_fitted,omitempty"`
 }
 
 // Analysis holds what the run's numbers mean.

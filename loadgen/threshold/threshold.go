@@ -288,12 +288,12 @@ func measure(run *metrics.Run, t Threshold) (float64, bool) {
 		}
 		return run.Process.PeakRSSMB - run.Process.Samples[0].RSSMB, true
 	case "leak_kb_per_call":
-		if run.Leak == nil {
+		if run.Leak == nil || run.Leak.NotFitted {
 			return 0, false
 		}
 		return run.Leak.KBPerCall, true
 	case "leak_slope_mb_per_sec":
-		if run.Leak == nil {
+		if run.Leak == nil || run.Leak.NotFitted {
 			return 0, false
 		}
 		return run.Leak.SlopeMBPerSec, true

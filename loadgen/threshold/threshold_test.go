@@ -72,3 +72,35 @@ func TestEvaluate(t *testing.T) {
 		t.Error("no thresholds: the run passes")
 	}
 }
+
+// A leak threshold is judged on a fitted line only: an analysis with too few readings has
+// slopes of 0 that mean nothing, and the threshold is "not measured" rather than passed.
+func TestLeakThresholdsNeedAFit(t *testing.T) {
+	ths, err := ParseAll([]string{"leak_kb_per_call<=1", "leak_slope_mb_per_sec<=0.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		leak *metrics.Leak
+		want []string
+		pass bool
+	}{
+		{"no analysis", nil, []string{"not measured", "not measured"}, false},
+		{"too few readings", &metrics.Leak{Verdict: "indeterminate", NotFitted: true, Samples: 3}, []string{"not measured", "not measured"}, false},
+		{"fitted, small", &metrics.Leak{Verdict: "no_leak", KBPerCall: 0.25, SlopeMBPerSec: 0.01, Samples: 20}, []string{"0.25KB", "0.01MB/s"}, true},
+		{"fitted, leaking", &metrics.Leak{Verdict: "leak", KBPerCall: 70, SlopeMBPerSec: 13, Samples: 20}, []string{"70KB", "13MB/s"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := &metrics.Run{Leak: tc.leak}
+			Evaluate(run, ths)
+			var got []string
+			for _, r := range run.Thresholds {
+				got = append(got, r.Actual)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" || run.Passed != tc.pass {
+				t.Errorf("actual (-want +got):\n%s passed %v, want %v", diff, run.Passed, tc.pass)
+			}
+		})
+	}
+}

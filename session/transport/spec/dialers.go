@@ -21,6 +21,7 @@ func newDialer(info Info, addr string, o *Options) (transport.Dialer, error) {
 			StderrPath:   o.StderrPath,
 			MaxFrameSize: o.MaxMessageSize,
 			Abort:        o.Abort,
+			Grace:        o.ShutdownGrace,
 		}, nil
 	case Auto:
 		return streamable.Auto{Dialer: streamable.Dialer{URL: addr, Header: o.Header, MaxFrameSize: o.MaxMessageSize}}, nil

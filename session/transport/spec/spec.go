@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
 )
@@ -62,6 +63,9 @@ type Options struct {
 	// Abort, when closed, makes a stdio server's Close kill its process tree at once instead
 	// of shutting it down gracefully (see [stdio.Command.Abort]).
 	Abort <-chan struct{}
+	// ShutdownGrace is how long a stdio server has to exit once its stdin is closed, before
+	// SIGTERM (0 = [stdio.DefaultGrace]; see [stdio.Command.Grace]).
+	ShutdownGrace time.Duration
 }
 
 // Info describes what a SPEC resolved to, for messages, --explain and JSON output.

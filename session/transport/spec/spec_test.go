@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -138,6 +139,7 @@ func TestParseDialers(t *testing.T) {
 	}{
 		{"srv --flag 'a b'", Options{Env: []string{"A=1"}, Dir: "/tmp", StderrPath: "/tmp/e.log"},
 			stdio.Command{Path: "srv", Args: []string{"--flag", "a b"}, Env: []string{"A=1"}, Dir: "/tmp", StderrPath: "/tmp/e.log"}},
+		{"srv -v", Options{ShutdownGrace: 3 * time.Second}, stdio.Command{Path: "srv", Args: []string{"-v"}, Grace: 3 * time.Second}},
 		{"testserver --hang-first-call", Options{Executable: "/bin/mcpspec"},
 			stdio.Command{Path: "/bin/mcpspec", Args: []string{"testserver", "--transport", "stdio", "--hang-first-call"}}},
 		{" HTTP://127.0.0.1:8080/mcp ", Options{Header: h}, streamable.Auto{Dialer: streamable.Dialer{URL: "http://127.0.0.1:8080/mcp", Header: h}}},
