@@ -47,6 +47,10 @@
 // [Finding]. Each is reproduced on a fresh session and minimised within Options.MinimizeRuns
 // reproductions: repeated runs (a long string, deep nesting) are cut by binary search, object
 // members removed, small frames that are not JSON cut by delta debugging — keeping, for a
-// schema case, the property the mutation set. [Report.Tests] renders the findings as failed
+// schema case, the property the mutation set. A crash that does not show again on its own case
+// may have come a moment after an earlier case was answered (a Node timer that throws once the
+// handler returned), found only during the next case: the case and then up to three cases run
+// before it on its session are tried, each followed by a second ping after a pause, and the
+// finding is blamed on the first that crashes. [Report.Tests] renders the findings as failed
 // test cases for the reporters.
 package fuzz

@@ -35,6 +35,9 @@ type CaseResult struct {
 	lost bool
 	// remote says the server is not a process the fuzzer started (a URL).
 	remote bool
+	// earlier are the cases run before this one on its session, oldest first, kept when it
+	// crashed: a crash that comes after the answer shows only during a later case.
+	earlier []mutate.Case
 }
 
 // excerptSize bounds the answers and frames kept in results.
@@ -60,7 +63,21 @@ type worker struct {
 	opened   int
 	// schemas are the input schemas of the tools schema cases call, by name.
 	schemas map[string]json.RawMessage
+	// recent are the last cases run on the current session, oldest first (at most
+	// lateSuspects): the suspects when the session dies during a case that is not to blame.
+	recent []mutate.Case
+	// linger, when set, makes every case wait that long after its liveness ping and ping
+	// again, to see a crash that comes a moment after the answer.
+	linger time.Duration
 }
+
+// lateSuspects is how many earlier cases of a session a crash that does not reproduce on its
+// own case is tried on.
+const lateSuspects = 3
+
+// lateCrash is how long a reproduction waits for a crash that comes after the answer: a
+// Node timer or a background task that throws once the handler has returned.
+const lateCrash = 500 * time.Millisecond
 
 // adjust is the fuzzer's change to every session's options: a frame tap, and no hang
 // detector (the fuzzer waits with its own deadlines).
@@ -104,6 +121,7 @@ func (w *worker) discard() {
 		_ = w.conn.Close()
 		w.conn = nil
 	}
+	w.recent = w.recent[:0]
 }
 
 // stderrMark remembers where the server's stderr stood, to quote what a case made it write.
@@ -287,6 +305,14 @@ func (w *worker) settle(ctx context.Context, ev *evidence) {
 		}
 	}
 	if !gone {
+		ev.live = w.ping(ctx, liveFor)
+		gone = lost(ev.live)
+	}
+	if !gone && ev.live == nil && w.linger > 0 {
+		select {
+		case <-time.After(w.linger):
+		case <-ctx.Done():
+		}
 		ev.live = w.ping(ctx, liveFor)
 		gone = lost(ev.live)
 	}

@@ -46,6 +46,25 @@ func TestFindsACrashingHandler(t *testing.T) {
 	}
 }
 
+// TestFindsALateCrash: a server that answers a call, then dies of it a moment later (a Node
+// timer that throws after the handler returned), is found dead only during a later case. The
+// crash is blamed on the case that caused it, reproduced, and not on the innocent case that
+// happened to run when it died.
+func TestFindsALateCrash(t *testing.T) {
+	o := quick(40, mutate.Schema)
+	o.Tools = []string{"echo"}
+	rep := fuzzRun(t, lateCrashServer(t), o)
+	crashes := findings(rep, Crash)
+	if len(crashes) == 0 {
+		t.Fatalf("no crash found: %s (%s)", rep.Summary(), rep.OutcomeLine())
+	}
+	for _, f := range crashes {
+		if !f.Reproduced || f.Tool != "echo" || !bytes.Contains(f.Args, []byte(`\ud800`)) || !strings.Contains(f.Stderr, "URIError") {
+			t.Errorf("finding %s: reproduced %v, %s: %s with %.200s (%s); stderr %q", f.ID, f.Reproduced, f.Kind, f.What, f.Args, f.Detail, f.Stderr)
+		}
+	}
+}
+
 // TestFindsAParserThatDiesOnDeepNesting: a frame nested past the parser's limit may be refused
 // but not crash the server; the frame is minimised to just past the limit.
 func TestFindsAParserThatDiesOnDeepNesting(t *testing.T) {

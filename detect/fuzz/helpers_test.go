@@ -24,6 +24,12 @@ func closerServer(t testing.TB, mode string) *serverconn.Opener {
 	return openerFor(t, spec.Join([]string{os.Args[0], "closer", mode}), nil)
 }
 
+// lateCrashServer returns an opener for the `latecrash` server of TestMain.
+func lateCrashServer(t testing.TB) *serverconn.Opener {
+	t.Helper()
+	return openerFor(t, spec.Join([]string{os.Args[0], "latecrash"}), nil)
+}
+
 // openerFor returns an opener for any SPEC, with short limits.
 func openerFor(t testing.TB, s string, so *spec.Options) *serverconn.Opener {
 	t.Helper()

@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,7 +22,11 @@ import (
 //     executable);
 //   - `closer MODE`: the reference server behind a line filter that ends the process on the
 //     first line that is not JSON, as some SDKs do: MODE clean exits 1 with a plain message,
-//     trace exits 1 after a Python-style traceback, status2 exits 2.
+//     trace exits 1 after a Python-style traceback, status2 exits 2;
+//   - `latecrash`: the reference server behind a line filter that lets a tools/call holding a
+//     lone high surrogate through, and the line after it, then dies with a Node-style crash
+//     report when the second line after it arrives: the crash of a Node server whose handler
+//     answered but left a timer that throws, which lands after the fuzzer's liveness ping.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -31,6 +36,8 @@ func TestMain(m *testing.M) {
 			os.Exit(mcptest.RunCommand(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 		case "closer":
 			os.Exit(closer(ctx, os.Args[2]))
+		case "latecrash":
+			os.Exit(lateCrasher(ctx))
 		}
 	}
 	os.Exit(m.Run())
@@ -55,6 +62,34 @@ func closer(ctx context.Context, mode string) int {
 					fmt.Fprintln(os.Stderr, "closing: the client sent a line that is not JSON")
 					os.Exit(1)
 				}
+			}
+			_, _ = pw.Write(append(line, '\n'))
+		}
+		_ = pw.Close()
+	}()
+	if err := mcptest.ServeStdio(ctx, pr, os.Stdout, &mcptest.Options{Era: mcptest.EraLegacy}); err != nil {
+		return 2
+	}
+	return 0
+}
+
+// lateCrasher is the `latecrash` server.
+func lateCrasher(ctx context.Context) int {
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		countdown := 0
+		for sc.Scan() {
+			line := sc.Bytes()
+			if countdown > 0 {
+				if countdown--; countdown == 0 {
+					fmt.Fprint(os.Stderr, "file:///srv/notify.mjs:12\nURIError: URI malformed\n    at encodeURIComponent (<anonymous>)\n    at Timeout._onTimeout (file:///srv/notify.mjs:12:24)\n\nNode.js v20.20.2\n")
+					os.Exit(1)
+				}
+			}
+			if bytes.Contains(line, []byte(`"tools/call"`)) && bytes.Contains(line, []byte(`\ud800`)) {
+				countdown = 2
 			}
 			_, _ = pw.Write(append(line, '\n'))
 		}

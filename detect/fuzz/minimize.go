@@ -62,18 +62,28 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 	if f.Tool != "" {
 		base.Valid, base.ValidKnown = mutate.CheckArgs(w.schemas[f.Tool], f.Args)
 	}
+	var last *CaseResult
 	shows := func(c mutate.Case) bool {
 		if budget <= 0 || ctx.Err() != nil {
 			return false
 		}
 		budget--
 		res, err := w.run(ctx, c)
+		last = res
 		return err == nil && res.Outcome == f.Outcome
 	}
 	// The first reproduction starts from a fresh session: what earlier cases did cannot matter.
 	w.discard()
 	if !shows(base) {
-		return
+		culprit, earlier, ok := w.lateCulprit(f, base, shows)
+		if !ok {
+			return
+		}
+		defer func() { w.linger = 0 }()
+		if earlier {
+			f.blame(culprit, last)
+			base = culprit
+		}
 	}
 	f.Reproduced = true
 	if f.Tool != "" {
@@ -101,6 +111,45 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 		}
 	}
 	f.Size = f.size()
+}
+
+// lateCulprit looks for the case behind a crash that did not show again on its own case: the
+// server may have died a moment after answering an earlier case (a Node timer that throws
+// once the handler returned), found dead only during the next one. The case and then the
+// cases run before it on its session, latest first, are each tried on a fresh session with a
+// second ping after a pause; earlier says the one that showed it is not the finding's own.
+// The worker keeps lingering when one shows, for the shrinking.
+func (w *worker) lateCulprit(f *Finding, base mutate.Case, shows func(mutate.Case) bool) (culprit mutate.Case, earlier, ok bool) {
+	if f.Outcome != Crash {
+		return mutate.Case{}, false, false
+	}
+	w.linger = lateCrash
+	suspects := []mutate.Case{base}
+	for i := len(f.earlier) - 1; i >= 0; i-- {
+		suspects = append(suspects, f.earlier[i])
+	}
+	for i, c := range suspects {
+		w.discard()
+		if shows(c) {
+			return c, i > 0, true
+		}
+	}
+	w.linger = 0
+	return mutate.Case{}, false, false
+}
+
+// blame makes c, which showed the finding again, its case, with the evidence of res.
+func (f *Finding) blame(c mutate.Case, res *CaseResult) {
+	f.Family, f.Kind, f.What, f.Case = c.Family, c.Kind, c.What, c.N
+	f.Tool, f.Args, f.slot, f.BeforeInit = c.Tool, c.Args, c.Slot, c.Family == mutate.BeforeInit
+	f.template, f.Frames = nil, nil
+	if c.Family != mutate.Schema {
+		f.setFrames(c.Frames)
+	}
+	f.Detail = res.Detail + "; the server died after answering, so the case that ran next was first blamed"
+	f.Stderr, f.Answer = res.Stderr, res.Answer
+	f.OriginalSize = f.size()
+	f.Size = f.OriginalSize
 }
 
 // shrinkFrames drops frames of a case that are not needed, then shrinks each one left.

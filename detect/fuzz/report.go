@@ -91,6 +91,8 @@ type Finding struct {
 	slot []string
 	// template is the case's frames with the id placeholder, what minimisation works on.
 	template [][]byte
+	// earlier are the cases run before it on its session (the suspects of a late crash).
+	earlier []mutate.Case
 }
 
 // SavedID is the request id findings' frames carry in reports and saved tests: finding n
@@ -165,7 +167,7 @@ func (r *Report) record(res *CaseResult) {
 	f := &Finding{
 		ID: fmt.Sprintf("F%d", len(r.Findings)+1), Outcome: res.Outcome, Family: c.Family, Kind: c.Kind, What: c.What,
 		Detail: res.Detail, Case: c.N, Count: 1, Tool: c.Tool, Args: c.Args, Answer: res.Answer, Stderr: res.Stderr,
-		BeforeInit: c.Family == mutate.BeforeInit, key: key, slot: c.Slot, took: res.Duration,
+		BeforeInit: c.Family == mutate.BeforeInit, key: key, slot: c.Slot, took: res.Duration, earlier: res.earlier,
 	}
 	if c.Family != mutate.Schema {
 		f.template = c.Frames

@@ -163,6 +163,12 @@ func (w *worker) run(ctx context.Context, c mutate.Case) (*CaseResult, error) {
 	} else {
 		w.runFrames(ctx, c, res)
 	}
+	if res.Outcome == Crash {
+		res.earlier = slices.Clone(w.recent)
+	}
+	if w.recent = append(w.recent, c); len(w.recent) > lateSuspects {
+		w.recent = slices.Delete(w.recent, 0, 1)
+	}
 	if ctx.Err() != nil {
 		// Cut short by the deadline or an interruption: the evidence says nothing.
 		w.discard()

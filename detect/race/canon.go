@@ -264,3 +264,36 @@ func excused(p string, volatile map[string]bool, parents map[string]string) bool
 	}
 	return false
 }
+
+// volatileToken matches what varies by design inside a text: an ISO 8601 date and time, a time
+// of day, a UUID, a long hex id, epoch seconds or milliseconds, an elapsed time in ms, µs or ns.
+var volatileToken = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?` +
+	`|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b` +
+	`|\b[0-9a-fA-F]{16,}\b|\b1\d{9}(?:\d{3})?\b|\b\d+(?:\.\d+)?\s?(?:ns|µs|us|ms)\b`)
+
+// maskTokens replaces the volatile tokens of a string leaf (canonical JSON) with a mark; any
+// other leaf is returned as is.
+func maskTokens(leaf string) string {
+	if !strings.HasPrefix(leaf, `"`) {
+		return leaf
+	}
+	return volatileToken.ReplaceAllString(leaf, "<volatile>")
+}
+
+// maskedAlike reports whether the leaf at p is a string in every answer, equal in all of them
+// once its volatile tokens are masked, and returns that masked form.
+func maskedAlike(answers []answer, p string) (string, bool) {
+	var m string
+	for i, a := range answers {
+		v, ok := a.leaves[p]
+		if !ok || !strings.HasPrefix(v, `"`) {
+			return "", false
+		}
+		if mv := maskTokens(v); i == 0 {
+			m = mv
+		} else if mv != m {
+			return "", false
+		}
+	}
+	return m, len(answers) > 0
+}

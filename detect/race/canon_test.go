@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +141,52 @@ func TestJSONTextFieldsAreComparedOneByOne(t *testing.T) {
 		if got := expandJSONText(s, 0); got != s {
 			t.Errorf("expandJSONText(%q) = %v", s, got)
 		}
+	}
+}
+
+// TestVolatileTokensInText: a text that varies one call at a time only in a timestamp, a uuid
+// or an elapsed time is compared with those masked, so a race in the rest of it still shows;
+// a text that varies otherwise (a counter) stays volatile as a whole.
+func TestVolatileTokensInText(t *testing.T) {
+	answer := func(text string) calls.Outcome {
+		res, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+		return calls.Outcome{Class: calls.OK, Result: res, AnsweredAt: time.Now()}
+	}
+	seq := []calls.Outcome{
+		answer("4 orders, as of 2026-11-26T09:34:00.261Z (took 3ms)"),
+		answer("4 orders, as of 2026-11-26T09:34:00.298Z (took 12ms)"),
+		answer("4 orders, as of 2026-11-26T09:34:01.004Z (took 2ms)"),
+	}
+	ids := []calls.Outcome{
+		answer(`{"orderId":"0b6f1c2e-8d4a-4c1e-9a57-3f2d1e0c9b8a","reservedAt":"2026-11-26T09:34:00.261Z"}`),
+		answer(`{"orderId":"7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f","reservedAt":"2026-11-26T09:34:00.270Z"}`),
+	}
+	counter := []calls.Outcome{answer("request 1"), answer("request 2"), answer("request 3")}
+	cases := []struct {
+		name     string
+		seq, con []calls.Outcome
+		want     string
+	}{
+		{"race behind a timestamp", seq, []calls.Outcome{answer("4 orders, as of 2026-11-26T09:34:02.001Z (took 1ms)"), answer("9 orders, as of 2026-11-26T09:34:02.003Z (took 40ms)")}, VerdictRace},
+		{"timestamps alone", seq, []calls.Outcome{answer("4 orders, as of 2026-11-26T09:34:02.001Z (took 1ms)"), answer("4 orders, as of 2026-11-26T09:34:02.009Z (took 7ms)")}, VerdictByDesign},
+		{"uuid and time", ids, []calls.Outcome{answer(`{"orderId":"11111111-2222-4333-8444-555555555555","reservedAt":"2026-11-26T09:34:03.000Z"}`)}, VerdictByDesign},
+		{"counter", counter, []calls.Outcome{answer("request 4"), answer("request 9")}, VerdictByDesign},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Report{}
+			r.compare(context.Background(), nil, c.seq, c.con)
+			r.decide(context.Background())
+			if r.Verdict != c.want {
+				t.Fatalf("verdict %s (%s), want %s", r.Verdict, r.Diagnosis, c.want)
+			}
+			// The text, or its fields when it holds JSON (compared one by one), is volatile.
+			if !slices.ContainsFunc(r.VolatilePaths, func(p string) bool { return p == "$.content[0].text" || strings.HasPrefix(p, "$.content[0].text.") }) {
+				t.Errorf("volatile paths %v lack the text", r.VolatilePaths)
+			}
+			if c.want == VerdictRace && !slices.Equal(r.DivergentPaths, []string{"$.content[0].text"}) {
+				t.Errorf("divergent paths %v", r.DivergentPaths)
+			}
+		})
 	}
 }

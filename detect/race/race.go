@@ -6,6 +6,8 @@
 // Every answer is canonicalized (key-sorted JSON, --ignore paths blanked) and flattened to its
 // leaves. A leaf that varies between control calls is volatile by design (a timestamp, an id, a
 // counter): differences there are excused, and the verdict is "non-deterministic by design".
+// A string that varies only in tokens of that kind (a timestamp or a uuid inside a sentence)
+// is compared with them masked, so a race in the rest of it still shows.
 // A leaf that never varied one call at a time but differs under concurrency is a race. The
 // cross-talk form calls the tool with a distinct marker in one free-form string argument per
 // call: an answer that carries another call's marker is a race, unless the control calls

@@ -317,7 +317,7 @@ func explainFuzz(w io.Writer, r *fuzzRun) error {
 	fmt.Fprintf(&b, "  %d. Classify it. A frame that is a well-formed MCP message must be survived, and answered within --hang-after %s when it is a request; any other frame may be refused (an error, silence, even ending the session) but must not crash the server; whatever comes back must be well-formed JSON-RPC.\n", n+3, r.opts.HangAfter)
 	fmt.Fprintf(&b, "     Outcomes: answered, rejected (JSON-RPC error), tool-error (isError), ignored, closed (ended the session cleanly), slow (a tool still running), desynced, accepted-invalid, crash, hang, malformed.\n")
 	fmt.Fprintf(&b, "  %d. After a crash, open a new session (restart the server) and go on, within --iterations and --time %s.\n", n+4, r.opts.Time)
-	fmt.Fprintf(&b, "  %d. Reproduce each finding on a fresh session and minimise it (at most --minimize-runs reproductions): shorter strings, shallower nesting, fewer members.\n", n+5)
+	fmt.Fprintf(&b, "  %d. Reproduce each finding on a fresh session and minimise it (at most --minimize-runs reproductions): shorter strings, shallower nesting, fewer members. A crash that does not show again on its case may have come just after an earlier case's answer (a timer that throws): that case, then the three before it on the session, are tried with a second ping after a pause, and the one that crashes is blamed.\n", n+5)
 	if r.save != "" {
 		fmt.Fprintf(&b, "  %d. Write the findings to %s as a collection whose tests fail while each bug is there (mcpspec test %s).\n", n+6, r.save, r.save)
 	} else {

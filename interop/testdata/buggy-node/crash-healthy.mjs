@@ -1,0 +1,33 @@
+// A team-chat notifier: notify queues a message for a channel and delivers it in the
+// background so the caller does not wait. Channel names are checked against the service's
+// rules before anything is queued.
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { serve } from "./serve.mjs";
+
+const outbox = [];
+
+function deliver(channel, text) {
+  const path = `/hooks/${encodeURIComponent(channel)}`;
+  // Stands for a POST to the chat service.
+  outbox.push({ path, text, at: Date.now() });
+  if (outbox.length > 100) outbox.shift();
+}
+
+function createServer() {
+  const server = new McpServer({ name: "notifier", version: "1.0.0" });
+  server.registerTool(
+    "notify",
+    {
+      description: "Post a message to a team channel",
+      inputSchema: { channel: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,79}$/).describe("channel name, e.g. ops"), text: z.string() },
+    },
+    async ({ channel, text }) => {
+      setTimeout(() => deliver(channel, text), 0);
+      return { content: [{ type: "text", text: `queued for #${channel}` }] };
+    },
+  );
+  return server;
+}
+
+await serve(createServer);
