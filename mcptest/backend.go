@@ -38,6 +38,7 @@ type sessionState struct {
 	logLevel    string
 	clientCaps  map[string]json.RawMessage // the capabilities initialize declared
 	tasks       *taskStore                 // the session's tasks (Options.Tasks), created on first use
+	callSlot    chan struct{}              // one tools/call at a time (Options.SerializeSession), created on first use
 }
 
 func (s *sessionState) setClientCapabilities(caps map[string]json.RawMessage) {
@@ -424,4 +425,14 @@ func unmarshalParams(params json.RawMessage, v any) *rpcError {
 		return newError(CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil
+}
+
+// slot returns the session's tools/call slot (Options.SerializeSession).
+func (s *sessionState) slot() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.callSlot == nil {
+		s.callSlot = make(chan struct{}, 1)
+	}
+	return s.callSlot
 }

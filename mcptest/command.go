@@ -60,6 +60,7 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.BoolVar(&o.ErrorCycle, "error-cycle", false, "answer tools/call with errors cycling -32601, -32602, -32603, -32000")
 	fs.BoolVar(&o.Divergent, "divergent", false, "give concurrent identical tools/calls different answers")
 	fs.BoolVar(&o.Serialize, "serialize", false, "handle tools/calls one at a time (head-of-line blocking)")
+	fs.BoolVar(&o.SerializeSession, "serialize-session", false, "handle each session's tools/calls one at a time; other sessions go past")
 	fs.IntVar(&o.Workers, "workers", 0, "run at most `N` tools/calls at once, the others wait (a worker pool too small)")
 	fs.DurationVar(&o.LazyInitDeadlock, "lazy-init-deadlock", 0, "the first tools/call initializes for `D`; a tools/call arriving meanwhile deadlocks with it (only concurrency shows it)")
 	fs.BoolVar(&o.CrossTalk, "cross-talk", false, "overlapping tools/calls answer with another call's text (a shared buffer)")

@@ -83,6 +83,19 @@ func (f *faultHandler) handle(ctx context.Context, p peer, req *request) *respon
 		}
 	}
 
+	if o.SerializeSession {
+		// One tools/call of this session at a time.
+		slot := p.session().slot()
+		select {
+		case slot <- struct{}{}:
+			defer func() { <-slot }()
+		case <-ctx.Done():
+			return nil
+		case <-f.b.ctx.Done():
+			return nil
+		}
+	}
+
 	n := req.seq
 	ac, hangNow := f.enter()
 	defer f.exit(ac)

@@ -105,6 +105,11 @@ type Options struct {
 	// request loop does: a fast call waits for every slow call ahead of it (head-of-line
 	// blocking).
 	Serialize bool
+	// SerializeSession handles each session's tools/calls one at a time, as a server whose
+	// per-session message loop awaits each handler does: a fast call waits for a slow call of
+	// its own session, while calls of other sessions (connections, legacy HTTP sessions) go
+	// past. In the stateless era every request is its own session.
+	SerializeSession bool
 	// Workers, when positive, lets at most this many tools/calls run at once; the others wait
 	// in arrival order (a worker pool too small for slow calls). Serialize is Workers 1.
 	Workers int

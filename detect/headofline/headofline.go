@@ -10,6 +10,11 @@
 // only with the fast call's p50, keeps a loaded machine from passing for a serializing server:
 // noise inflates a fast call by milliseconds, head-of-line blocking by the slow call's length.
 // A phase is blocked when most of its rounds are; the verdict is taken from the medians.
+//
+// When fast calls wait and the server is shared by every session (a network server, not a
+// process per session), a last phase sends the fast call on a second session while a slow call
+// runs on the first: if it waits too, the whole server handles one call at a time (a global
+// lock, a blocked event loop); if it goes past, the server runs each session's calls in order.
 package headofline
 
 import (
@@ -132,16 +137,17 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 			*x.args = synth.Args(t.InputSchema)
 		}
 	}
-	k := &checker{c: c, o: o, r: r}
+	k := &checker{op: op, c: c, o: o, r: r}
 	k.run(ctx)
 	return r, nil
 }
 
 // checker makes the calls of one check.
 type checker struct {
-	c *serverconn.Conn
-	o Options
-	r *Report
+	op *serverconn.Opener
+	c  *serverconn.Conn
+	o  Options
+	r  *Report
 }
 
 func (k *checker) run(ctx context.Context) {
@@ -183,15 +189,36 @@ func (k *checker) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
-		r.Phases = append(r.Phases, k.phase(ctx, n))
+		r.Phases = append(r.Phases, k.phase(ctx, n, k.c))
 	}
+	k.otherSession(ctx)
 	r.decide(ctx)
 }
 
+// otherSession runs the cross-session phase when fast calls waited for one slow call and the
+// server is shared by every session (no process of its own per session).
+func (k *checker) otherSession(ctx context.Context) {
+	if len(k.r.Phases) == 0 || !k.r.Phases[0].Blocked || k.c.Process != nil || ctx.Err() != nil {
+		return
+	}
+	c2, err := k.op.Open(ctx)
+	if err != nil {
+		k.r.ScopeNote = "a second session could not be opened to tell a per-session order from a server-wide one: " + err.Error()
+		return
+	}
+	defer c2.Close()
+	p := k.phase(ctx, 1, c2)
+	p.OtherSession = true
+	k.r.Phases = append(k.r.Phases, p)
+}
+
 // fast makes one fast call.
-func (k *checker) fast(ctx context.Context) calls.Outcome {
+func (k *checker) fast(ctx context.Context) calls.Outcome { return k.fastOn(ctx, k.c) }
+
+// fastOn makes one fast call on session c.
+func (k *checker) fastOn(ctx context.Context, c *serverconn.Conn) calls.Outcome {
 	sent := time.Now()
-	res, err := k.c.CallTool(ctx, k.o.FastTool, k.r.FastArgs, nil)
+	res, err := c.CallTool(ctx, k.o.FastTool, k.r.FastArgs, nil)
 	return calls.FromTool(0, k.o.FastTool, sent, res, err)
 }
 
@@ -202,8 +229,9 @@ func (k *checker) slow(ctx context.Context) calls.Outcome {
 	return calls.FromTool(0, k.o.SlowTool, sent, res, err)
 }
 
-// phase runs the rounds with n slow calls in flight.
-func (k *checker) phase(ctx context.Context, n int) Phase {
+// phase runs the rounds with n slow calls in flight on the check's session and the fast call
+// on fastConn (the same session, or another one).
+func (k *checker) phase(ctx context.Context, n int, fastConn *serverconn.Conn) Phase {
 	p := Phase{SlowInFlight: n}
 	// The fast call leaves once the slow calls have had time to reach the server.
 	delay := min(max(k.r.slowAlone/10, 2*time.Millisecond), 250*time.Millisecond)
@@ -224,7 +252,7 @@ func (k *checker) phase(ctx context.Context, n int) Phase {
 		case <-ctx.Done():
 		}
 		t.Stop()
-		f := k.fast(ctx)
+		f := k.fastOn(ctx, fastConn)
 		<-done // every slow call ends within the session's request timeout
 		rd := Round{FastMs: ms(f.Latency)}
 		// The first slow call to end after the fast call was sent: a blocked fast call waits

@@ -91,3 +91,31 @@ func TestSlowCallThatIsNotSlowIsInconclusive(t *testing.T) {
 		t.Errorf("test case %s", tc.Status)
 	}
 }
+
+// A serializing network server is checked from a second session too: a global one-at-a-time
+// server makes that session wait as well; one that runs each session's calls in order lets it
+// past. A process per session (stdio) is not checked: its sessions share nothing.
+func TestSerializingScope(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    *mcptest.Options
+		want string
+	}{
+		{"global", &mcptest.Options{Serialize: true, Era: mcptest.EraLegacy}, headofline.ScopeServer},
+		{"per session", &mcptest.Options{SerializeSession: true, Era: mcptest.EraLegacy}, headofline.ScopeSession},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := check(t, server(t, c.o), slowEcho(&headofline.Options{SlowConcurrency: 1}))
+			if r.Verdict != headofline.VerdictSerializes {
+				t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
+			}
+			if r.Scope != c.want || len(r.Phases) != 2 || !r.Phases[1].OtherSession {
+				t.Errorf("scope %q (note %q), %d phases; want %q and a cross-session phase\n%s", r.Scope, r.ScopeNote, len(r.Phases), c.want, r.Diagnosis)
+			}
+			if !strings.Contains(r.Diagnosis, "another session") {
+				t.Errorf("diagnosis does not say what the other session saw: %s", r.Diagnosis)
+			}
+		})
+	}
+}

@@ -25,6 +25,11 @@ type Report struct {
 	FastAloneMs float64 `json:"fastAloneP50Ms"`
 	SlowAloneMs float64 `json:"slowAloneMs"`
 	Phases      []Phase `json:"phases"`
+	// Scope says whom a serializing server makes wait: ScopeServer (every session) or
+	// ScopeSession (the calls of the slow call's own session); "" when not checked (a process
+	// per session, or no waiting). ScopeNote says why it could not be told.
+	Scope     string `json:"scope,omitempty"`
+	ScopeNote string `json:"scopeNote,omitempty"`
 	// Verdict is VerdictSerializes, VerdictSaturates, VerdictConcurrent or VerdictInconclusive.
 	Verdict   string        `json:"verdict"`
 	Diagnosis string        `json:"diagnosis"`
@@ -33,9 +38,19 @@ type Report struct {
 	fastP50, slowAlone time.Duration
 }
 
+// Scopes of a serializing server.
+const (
+	// ScopeServer: a fast call on another session waited too.
+	ScopeServer = "server"
+	// ScopeSession: a fast call on another session went past.
+	ScopeSession = "session"
+)
+
 // Phase is the rounds with a number of slow calls in flight.
 type Phase struct {
-	SlowInFlight int     `json:"slowInFlight"`
+	SlowInFlight int `json:"slowInFlight"`
+	// OtherSession: the fast calls went on a second session (the cross-session phase).
+	OtherSession bool    `json:"otherSession,omitempty"`
 	Rounds       []Round `json:"rounds"`
 	ValidRounds  int     `json:"validRounds"`
 	// BlockedRounds counts the rounds whose fast call waited for the slow ones.
@@ -75,21 +90,39 @@ func (r *Report) decide(ctx context.Context) {
 		r.inconclusive(why)
 		return
 	}
-	one := r.Phases[0]
+	var same []Phase
+	var other *Phase
+	for i, p := range r.Phases {
+		if p.OtherSession {
+			other = &r.Phases[i]
+		} else {
+			same = append(same, p)
+		}
+	}
+	one := same[0]
 	switch {
 	case one.Blocked:
 		r.Verdict = VerdictSerializes
-		r.Diagnosis = fmt.Sprintf("fast calls wait for slow ones: with one call of %s in flight, %s took %s (p50, ×%.0f its %s alone) and waited for it in %d of %d rounds: the server handles this session's calls one at a time",
-			r.SlowTool, r.FastTool, ms2d(one.FastP50Ms), one.Inflation, round(r.fastP50), one.BlockedRounds, one.ValidRounds)
-	case len(r.Phases) > 1 && r.Phases[1].Blocked:
-		p := r.Phases[1]
+		who := "the server handles this session's calls one at a time"
+		switch {
+		case other != nil && other.ValidRounds > 0 && other.Blocked:
+			r.Scope = ScopeServer
+			who = fmt.Sprintf("a fast call on another session waited too (%d of %d rounds): the whole server handles one call at a time (a global lock, or work that blocks its event loop)", other.BlockedRounds, other.ValidRounds)
+		case other != nil && other.ValidRounds > 0:
+			r.Scope = ScopeSession
+			who = fmt.Sprintf("a fast call on another session went past (waited in %d of %d rounds): the server runs each session's calls one at a time", other.BlockedRounds, other.ValidRounds)
+		}
+		r.Diagnosis = fmt.Sprintf("fast calls wait for slow ones: with one call of %s in flight, %s took %s (p50, ×%.0f its %s alone) and waited for it in %d of %d rounds: %s",
+			r.SlowTool, r.FastTool, ms2d(one.FastP50Ms), one.Inflation, round(r.fastP50), one.BlockedRounds, one.ValidRounds, who)
+	case len(same) > 1 && same[1].Blocked:
+		p := same[1]
 		r.Verdict = VerdictSaturates
 		r.Diagnosis = fmt.Sprintf("fast calls get past one slow call but wait once %d are in flight: %s took %s (p50, ×%.0f its %s alone), waiting in %d of %d rounds: too few workers for the slow calls",
 			p.SlowInFlight, r.FastTool, ms2d(p.FastP50Ms), p.Inflation, round(r.fastP50), p.BlockedRounds, p.ValidRounds)
 	default:
 		r.Verdict = VerdictConcurrent
 		worst := one
-		for _, p := range r.Phases {
+		for _, p := range same {
 			if p.Inflation > worst.Inflation {
 				worst = p
 			}
@@ -120,8 +153,15 @@ func (r *Report) WriteText(w io.Writer) error {
 		if p.Blocked {
 			state = "BLOCKED"
 		}
-		fmt.Fprintf(&b, "  with %s in flight: %s p50 %s (×%.1f), waited in %d of %d rounds: %s\n",
-			textfmt.Plural(p.SlowInFlight, "slow call"), r.FastTool, ms2d(p.FastP50Ms), p.Inflation, p.BlockedRounds, p.ValidRounds, state)
+		where := ""
+		if p.OtherSession {
+			where = " on another session"
+		}
+		fmt.Fprintf(&b, "  with %s in flight: %s%s p50 %s (×%.1f), waited in %d of %d rounds: %s\n",
+			textfmt.Plural(p.SlowInFlight, "slow call"), r.FastTool, where, ms2d(p.FastP50Ms), p.Inflation, p.BlockedRounds, p.ValidRounds, state)
+	}
+	if r.ScopeNote != "" {
+		fmt.Fprintf(&b, "  (%s)\n", r.ScopeNote)
 	}
 	fmt.Fprintf(&b, "\nVerdict: %s\n  %s\n", strings.ToUpper(r.Verdict), r.Diagnosis)
 	_, err := io.WriteString(w, b.String())
@@ -140,7 +180,11 @@ func (r *Report) Tests() []*result.Test {
 		t.Status = result.Failed
 		var ev []string
 		for _, p := range r.Phases {
-			ev = append(ev, fmt.Sprintf("%s in flight: p50 %s (×%.1f), waited in %d of %d rounds", textfmt.Plural(p.SlowInFlight, "slow call"), ms2d(p.FastP50Ms), p.Inflation, p.BlockedRounds, p.ValidRounds))
+			where := ""
+			if p.OtherSession {
+				where = ", fast call on another session"
+			}
+			ev = append(ev, fmt.Sprintf("%s in flight%s: p50 %s (×%.1f), waited in %d of %d rounds", textfmt.Plural(p.SlowInFlight, "slow call"), where, ms2d(p.FastP50Ms), p.Inflation, p.BlockedRounds, p.ValidRounds))
 		}
 		t.Failures = []result.Failure{{Assertion: "head-of-line",
 			Expected: fmt.Sprintf("%s answered beside %s (under ×%g its p50 alone, %s)", r.FastTool, r.SlowTool, r.Threshold, ms2d(r.FastAloneMs)),
