@@ -158,6 +158,10 @@ func TestBuggyGoSDK(t *testing.T) {
 			r, code := goHTTPTwin(t, exe, "hol", buggy).headOfLine(t, "yearly_report", `{"year":2024}`, "lookup", `{"name":"ada"}`)
 			if buggy {
 				twinExpectHOL(t, r, code, headofline.VerdictSerializes)
+				// A global mutex: a fast call on another session waits too.
+				if r.Scope != headofline.ScopeServer {
+					t.Errorf("scope %q (%s), want %q: the lock is the whole server's", r.Scope, r.ScopeNote, headofline.ScopeServer)
+				}
 			} else {
 				twinExpectHOL(t, r, code, headofline.VerdictConcurrent)
 			}
