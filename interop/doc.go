@@ -16,6 +16,13 @@
 // memory: the test binary serves as `mcpspec testserver` for it (TestMain). package.json also
 // pins mcp-stress (optional, Linux x64), the load peer bench/cmd/loadbench compares with.
 //
+// The buggy/healthy twins (buggy_*_test.go, testdata/buggy-*) check that the detectors
+// generalise to servers written without them in mind: pairs that differ only in one bug
+// (lazy-init deadlock, race, head-of-line, leak, crash on bad input), written with the
+// TypeScript SDK, the Go SDK and a threaded stdlib-only Python server. Each buggy twin must be
+// found with the right class and each healthy twin must raise nothing. They need node, python3
+// and go on PATH (and MCPSPEC_INTEROP=1).
+//
 // To run everything:
 //
 //	(cd interop && npm ci)
