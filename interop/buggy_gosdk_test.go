@@ -90,7 +90,7 @@ func goHTTPTwin(t *testing.T, exe, pair string, buggy bool) twinTarget {
 		if !ok {
 			t.Fatalf("the HTTP twin did not start: %q", l)
 		}
-		return twinTarget{spec: url, marker: marker, external: true}
+		return twinTarget{spec: url}
 	case <-time.After(startWait):
 		t.Fatalf("the HTTP twin did not listen within %v", startWait)
 	}

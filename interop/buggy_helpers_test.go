@@ -3,8 +3,6 @@
 package interop
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"strconv"
@@ -37,17 +35,12 @@ func twinGate(t *testing.T) {
 	}
 }
 
-// twinTarget is one server to run a verb against: a SPEC, and a marker put in the environment
-// of every process it starts, by which the test finds any left behind.
-type twinTarget struct {
-	spec   string
-	marker string
-	// external: the server runs on its own (a network server the test started and stops).
-	external bool
-}
+// twinTarget is one server to run a verb against. runCLI marks every process a run starts
+// and fails the test for any left behind.
+type twinTarget struct{ spec string }
 
-// newTwinTarget returns the target for SPEC with a fresh marker.
-func newTwinTarget(spec string) twinTarget { return twinTarget{spec: spec, marker: newMarker()} }
+// newTwinTarget returns the target for SPEC.
+func newTwinTarget(spec string) twinTarget { return twinTarget{spec: spec} }
 
 // twinBound bounds one verb's run; the verbs' own flags keep them well below it.
 const twinBound = 60 * time.Second
@@ -57,26 +50,17 @@ const twinBound = 60 * time.Second
 // it started may be left.
 func (tg twinTarget) run(t *testing.T, verb string, out any, args ...string) cli.ExitCode {
 	t.Helper()
-	argv := append([]string{"mcpspec", verb, "--server", tg.spec, "--json"}, args...)
-	if !tg.external {
-		argv = append(argv, "--server-env", markerVar+"="+tg.marker)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), twinBound)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
+	argv := append([]string{verb, "--server", tg.spec, "--json"}, args...)
 	start := time.Now()
-	code := cli.Run(ctx, argv, &cli.IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir()})
-	t.Logf("mcpspec %s: exit %d in %v", strings.Join(argv[1:], " "), code, time.Since(start).Round(time.Millisecond))
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("mcpspec %s: exit %d, stdout is not its JSON report (%v)\n%s\nstderr:\n%s", verb, code, err, tail(stdout.Bytes(), 2000), tail(stderr.Bytes(), 2000))
+	r := runCLI(t, twinBound, argv...)
+	t.Logf("mcpspec %s: exit %d in %v", strings.Join(argv, " "), r.code, time.Since(start).Round(time.Millisecond))
+	if err := json.Unmarshal(r.stdout, out); err != nil {
+		t.Fatalf("mcpspec %s: exit %d, stdout is not its JSON report (%v)\n%s\nstderr:\n%s", verb, r.code, err, tail(r.stdout, 2000), tail([]byte(r.stderr), 2000))
 	}
-	if stderr.Len() > 0 {
-		t.Logf("stderr:\n%s", tail(stderr.Bytes(), 1500))
+	if r.stderr != "" {
+		t.Logf("stderr:\n%s", tail([]byte(r.stderr), 1500))
 	}
-	if !tg.external {
-		assertNoMarkedProcesses(t, tg.marker)
-	}
-	return code
+	return r.code
 }
 
 // deadlock runs `mcpspec deadlock` on tool, with short hang thresholds.

@@ -3,8 +3,6 @@
 package interop
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -75,59 +73,6 @@ func (b buggyNode) spec(script string) string {
 func (b buggyNode) http(t *testing.T, script string) string {
 	t.Helper()
 	return startHTTPPeer(t, nodePeer{node: b.node, entry: filepath.Join(b.dir, script)}).base + "/mcp"
-}
-
-// cliRun is one run of the mcpspec CLI.
-type cliRun struct {
-	code   cli.ExitCode
-	stdout []byte
-	stderr string
-}
-
-// runCLI runs mcpspec with args, bounded by limit. A server it starts gets a marker in its
-// environment, by which the test checks afterwards that no such process is left.
-func runCLI(t *testing.T, limit time.Duration, args ...string) cliRun {
-	t.Helper()
-	marker := "MCPSPEC_BUGGY_NODE_RUN=" + strconv.Itoa(os.Getpid()) + "-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
-	if slices.ContainsFunc(args, func(a string) bool { return a == "--server" }) && !strings.HasPrefix(args[slices.Index(args, "--server")+1], "http") {
-		args = append(args, "--server-env", marker)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	code := cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir()})
-	if ctx.Err() != nil {
-		t.Errorf("mcpspec %s outlived its %v bound", args[0], limit)
-	}
-	noMarkedServerLeft(t, marker)
-	return cliRun{code: code, stdout: stdout.Bytes(), stderr: stderr.String()}
-}
-
-// decode reads the run's --json report into v, failing the test with its stderr otherwise.
-func (r cliRun) decode(t *testing.T, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.stdout, v); err != nil {
-		t.Fatalf("exit %d, no JSON report (%v)\nstdout: %.2000s\nstderr: %.4000s", r.code, err, r.stdout, r.stderr)
-	}
-}
-
-// wantExit fails the test unless the run exited with want.
-func (r cliRun) wantExit(t *testing.T, want cli.ExitCode) {
-	t.Helper()
-	if r.code != want {
-		t.Errorf("exit %d, want %d\nstderr: %.4000s", r.code, want, r.stderr)
-	}
-}
-
-// noMarkedServerLeft fails for every process, orphaned or not, whose environment holds marker.
-func noMarkedServerLeft(t *testing.T, marker string) {
-	t.Helper()
-	for _, st := range allProcs() {
-		env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(st.pid), "environ"))
-		if err == nil && slices.Contains(strings.Split(string(env), "\x00"), marker) {
-			t.Errorf("server process %d (%s, state %s) still there after mcpspec returned", st.pid, st.comm, st.state)
-		}
-	}
 }
 
 // TestBuggyNodeDeadlock: a lazy init whose waiters share one resolver slot, so all but the last

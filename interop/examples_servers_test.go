@@ -5,15 +5,12 @@ package interop
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -159,46 +156,5 @@ func checkPassingJUnit(t *testing.T, path string) {
 	xsd := filepath.Join("..", "testdata", "junit", "junit.xsd")
 	if out, err := exec.CommandContext(ctx, xmllint, "--noout", "--schema", xsd, path).CombinedOutput(); err != nil {
 		t.Errorf("xmllint rejects the JUnit report: %v\n%s", err, out)
-	}
-}
-
-// markerVar marks, in their environment, every process one mcpspec run starts.
-const markerVar = "MCPSPEC_EXAMPLES_MARKER"
-
-func newMarker() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// assertNoMarkedProcesses fails the test when a live process still carries marker once the
-// mcpspec run that set it exited (waiting up to two seconds for killed ones to be reaped).
-func assertNoMarkedProcesses(t *testing.T, marker string) {
-	t.Helper()
-	want := []byte(markerVar + "=" + marker + "\x00")
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		var left []int
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if st, err := readStat(pid); err != nil || st.state == "Z" {
-				continue
-			}
-			if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err == nil && bytes.Contains(env, want) {
-				left = append(left, pid)
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("processes started by mcpspec outlived it: %v", left)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

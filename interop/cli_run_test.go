@@ -1,0 +1,105 @@
+//go:build linux
+
+package interop
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpspec/mcpspec/internal/cli"
+)
+
+// Running the CLI in-process, and checking that no process it started outlives it.
+
+// markerVar marks, in their environment, every process one mcpspec run starts.
+const markerVar = "MCPSPEC_INTEROP_MARKER"
+
+func newMarker() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// assertNoMarkedProcesses fails the test when a live process still carries marker once the
+// mcpspec run that set it exited (waiting up to two seconds for killed ones to be reaped).
+func assertNoMarkedProcesses(t *testing.T, marker string) {
+	t.Helper()
+	want := []byte(markerVar + "=" + marker + "\x00")
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		var left []int
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if st, err := readStat(pid); err != nil || st.state == "Z" {
+				continue
+			}
+			if env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err == nil && bytes.Contains(env, want) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes started by mcpspec outlived it: %v", left)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cliRun is one run of the mcpspec CLI.
+type cliRun struct {
+	code   cli.ExitCode
+	stdout []byte
+	stderr string
+}
+
+// runCLI runs mcpspec with args, bounded by limit. A server it starts gets a marker in its
+// environment, by which the test checks afterwards that no such process is left.
+func runCLI(t *testing.T, limit time.Duration, args ...string) cliRun {
+	t.Helper()
+	marker := newMarker()
+	if i := slices.Index(args, "--server"); i >= 0 && i+1 < len(args) && !strings.HasPrefix(args[i+1], "http") {
+		args = append(args, "--server-env", markerVar+"="+marker)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir()})
+	if ctx.Err() != nil {
+		t.Errorf("mcpspec %s outlived its %v bound", args[0], limit)
+	}
+	assertNoMarkedProcesses(t, marker)
+	return cliRun{code: code, stdout: stdout.Bytes(), stderr: stderr.String()}
+}
+
+// decode reads the run's --json report into v, failing the test with its stderr otherwise.
+func (r cliRun) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.stdout, v); err != nil {
+		t.Fatalf("exit %d, no JSON report (%v)\nstdout: %.2000s\nstderr: %.4000s", r.code, err, r.stdout, r.stderr)
+	}
+}
+
+// wantExit fails the test unless the run exited with want.
+func (r cliRun) wantExit(t *testing.T, want cli.ExitCode) {
+	t.Helper()
+	if r.code != want {
+		t.Errorf("exit %d, want %d\nstderr: %.4000s", r.code, want, r.stderr)
+	}
+}
