@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/redact"
 	"github.com/mcpspec/mcpspec/internal/regfile"
-	"github.com/mcpspec/mcpspec/redact"
 	"github.com/mcpspec/mcpspec/result"
 )
 

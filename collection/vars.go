@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcpspec/mcpspec/assert"
-	"github.com/mcpspec/mcpspec/redact"
+	"github.com/mcpspec/mcpspec/internal/redact"
 )
 
 // templateRE matches one variable reference: {{name}}, {{ name }}, {{env.NAME}}, {{secret.NAME}}.

@@ -13,7 +13,7 @@ import (
 	"github.com/mcpspec/mcpspec/detect/deadlock"
 	"github.com/mcpspec/mcpspec/detect/headofline"
 	"github.com/mcpspec/mcpspec/detect/race"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )

@@ -12,8 +12,8 @@ import (
 	"github.com/mcpspec/mcpspec/detect/deadlock"
 	"github.com/mcpspec/mcpspec/detect/headofline"
 	"github.com/mcpspec/mcpspec/detect/race"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
 

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpspec/mcpspec/docsgen"
+	"github.com/mcpspec/mcpspec/analyze/docsgen"
+	"github.com/mcpspec/mcpspec/analyze/inventory"
+	"github.com/mcpspec/mcpspec/analyze/tokens"
 	"github.com/mcpspec/mcpspec/internal/consumertest"
-	"github.com/mcpspec/mcpspec/inventory"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
-	"github.com/mcpspec/mcpspec/tokens"
 )
 
 // TestDocsOfEverything runs `mcpspec docs` against server-everything (stdio) in both formats:

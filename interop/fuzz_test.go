@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/detect/fuzz"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpspec/mcpspec/inventory"
+	"github.com/mcpspec/mcpspec/analyze/inventory"
 )
 
 var updateInventory = flag.Bool("update-inventory", false, "rewrite testdata/inventory/*.json from the npm reference servers")

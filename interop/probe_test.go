@@ -23,8 +23,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpspec/mcpspec/detect/probe"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 

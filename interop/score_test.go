@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpspec/mcpspec/inventory"
-	"github.com/mcpspec/mcpspec/score"
-	"github.com/mcpspec/mcpspec/tokens"
+	"github.com/mcpspec/mcpspec/analyze/inventory"
+	"github.com/mcpspec/mcpspec/analyze/score"
+	"github.com/mcpspec/mcpspec/analyze/tokens"
 )
 
 // TestScoreReferenceServers scores the official reference servers live, audit and probes included (an

@@ -27,10 +27,10 @@ func TestTokensReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := filepath.Join("..", "tokens", "testdata", "reference.json")
+	ref := filepath.Join("..", "analyze", "tokens", "testdata", "reference.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("..", "tokens", "testdata", "reference.cjs"), ref)
+	cmd := exec.CommandContext(ctx, node, filepath.Join("..", "analyze", "tokens", "testdata", "reference.cjs"), ref)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.Output()

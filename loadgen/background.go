@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // startBackground starts the run's periodic tasks, each ending with ctx: the per-second gauges,

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/threshold"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Scenario kinds.

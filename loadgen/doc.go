@@ -15,7 +15,7 @@
 // writes it to disk. Cancelling the context stops the run cleanly: what was measured so far
 // is returned, marked interrupted.
 //
-// Servers are opened through internal/serverconn only. A resource [Sampler] ([ResourceSampler]
+// Servers are opened through session/serverconn only. A resource [Sampler] ([ResourceSampler]
 // adapts loadgen/resources) and a [LeakAnalyzer] ([LeakAnalysis], loadgen/leak) plug in
 // through [Config]; the run records what was sampled, or why nothing was (metrics.Sampling).
 package loadgen

@@ -9,11 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen/analysis"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/threshold"
 	"github.com/mcpspec/mcpspec/loadgen/trace"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // batchSize is how many samples a worker collects before handing them to the aggregator.

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen/leak"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/resources"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // fixedResources is a resources.Sampler that returns one reading, or an error.

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/threshold"
 	"github.com/mcpspec/mcpspec/mcptest"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 func TestRampSteps(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // reopenBackoff spaces attempts to reopen a broken session, so workers do not spin against a

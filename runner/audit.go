@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpspec/mcpspec/audit"
+	"github.com/mcpspec/mcpspec/analyze/audit"
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/result"
 )

@@ -12,9 +12,9 @@ import (
 	"github.com/mcpspec/mcpspec/detect/deadlock"
 	"github.com/mcpspec/mcpspec/detect/headofline"
 	"github.com/mcpspec/mcpspec/detect/race"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Detector block kinds, as result.Test.Kind and as --grep sees them.

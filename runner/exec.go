@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/assert"
+	"github.com/mcpspec/mcpspec/assert/toolschema"
 	"github.com/mcpspec/mcpspec/collection"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
-	"github.com/mcpspec/mcpspec/internal/toolschema"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // attempt is one try of a test, with what the final result needs from it.

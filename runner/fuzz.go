@@ -12,8 +12,8 @@ import (
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/detect/fuzz"
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 

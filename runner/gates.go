@@ -3,8 +3,8 @@ package runner
 import (
 	"context"
 
-	"github.com/mcpspec/mcpspec/gates"
 	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/runner/gates"
 	"github.com/mcpspec/mcpspec/session"
 )
 

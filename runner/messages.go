@@ -8,8 +8,8 @@ import (
 
 	"github.com/mcpspec/mcpspec/assert"
 	"github.com/mcpspec/mcpspec/collection"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Limits of what a test keeps of its step's messages.

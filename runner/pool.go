@@ -11,12 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpspec/mcpspec/assert/toolschema"
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/hint"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
-	"github.com/mcpspec/mcpspec/internal/toolschema"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )

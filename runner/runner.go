@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/mcpspec/mcpspec/assert/toolschema"
 	"github.com/mcpspec/mcpspec/collection"
-	"github.com/mcpspec/mcpspec/internal/toolschema"
 	"github.com/mcpspec/mcpspec/result"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/assert"
+	"github.com/mcpspec/mcpspec/assert/toolschema"
 	"github.com/mcpspec/mcpspec/collection"
-	"github.com/mcpspec/mcpspec/internal/toolschema"
 	"github.com/mcpspec/mcpspec/session"
 )
 

@@ -1,6 +1,6 @@
 package session
 
-import "github.com/mcpspec/mcpspec/session/internal/jsonscan"
+import "github.com/mcpspec/mcpspec/internal/jsonscan"
 
 // The session reads frames with the validating scanner in internal/jsonscan (shared with the
 // Streamable HTTP transport); these short names keep the call sites readable and inline away.

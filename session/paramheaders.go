@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpspec/mcpspec/session/internal/jsonscan"
+	"github.com/mcpspec/mcpspec/internal/jsonscan"
 )
 
 // This file computes the Mcp-Param-* request headers of the stateless era over Streamable HTTP

@@ -22,11 +22,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/detect/barrier"
-	"github.com/mcpspec/mcpspec/detect/internal/calls"
-	"github.com/mcpspec/mcpspec/detect/internal/synth"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/internal/synth"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Defaults of [Options].
@@ -57,7 +57,7 @@ type Options struct {
 	// stops at the first that is not answered in time.
 	Sequential int
 	// Select says which tools a probe of every tool calls.
-	Select calls.Selection
+	Select detect.Selection
 	// MaxTools bounds how many tools a probe of every tool calls (default 100).
 	MaxTools int
 	// SkipListRace turns off the variant in which the calls race tools/list.
@@ -106,7 +106,7 @@ const (
 
 // Run probes the server op opens. It fails only when the probe cannot be carried out: the
 // server cannot be reached, it does not list its tools, or Options.Tool is not among them (an
-// [*calls.UnknownToolError]). What it finds is in the report.
+// [*detect.UnknownToolError]). What it finds is in the report.
 func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, error) {
 	o := opts.withDefaults()
 	p := &prober{op: op, o: o}
@@ -125,13 +125,13 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	sent := time.Now()
 	tools, err := control.c.ListTools(ctx)
 	if err != nil {
-		lo := calls.FromRequest(0, "tools/list", sent, time.Time{}, err)
-		if lo.Class != calls.Deadlock && lo.Class != calls.Crash {
+		lo := detect.FromRequest(0, "tools/list", sent, time.Time{}, err)
+		if lo.Class != detect.Deadlock && lo.Class != detect.Crash {
 			return nil, fmt.Errorf("deadlock probe: tools/list: %w", err)
 		}
-		pr := Probe{Name: "tools/list", Method: "tools/list", Sequential: []calls.Outcome{lo}, Verdict: string(lo.Class),
+		pr := Probe{Name: "tools/list", Method: "tools/list", Sequential: []detect.Outcome{lo}, Verdict: string(lo.Class),
 			Diagnosis: "tools/list is never answered, even alone: the server is stuck before any tool runs"}
-		if lo.Class == calls.Crash {
+		if lo.Class == detect.Crash {
 			pr.Diagnosis = "the server went away on tools/list: " + lo.Message
 		}
 		r.Probes = append(r.Probes, pr)
@@ -153,7 +153,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		r.Probes = append(r.Probes, pr)
 		if pr.Verdict == VerdictDeadlock && p.wedged(ctx, chosen[0]) {
 			for _, rest := range chosen {
-				r.Skipped = append(r.Skipped, calls.Skipped{Tool: rest.Name,
+				r.Skipped = append(r.Skipped, detect.Skipped{Tool: rest.Name,
 					Reason: "not probed: the first concurrent calls deadlocked the server, which every session shares"})
 			}
 			r.Notes = append(r.Notes, "the server is shared by every session (a network server): its first calls were made concurrently, deadlocked, and a call on a fresh session was not answered either, so the probe stopped")
@@ -173,7 +173,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		r.Probes = append(r.Probes, pr)
 		if pr.Verdict == VerdictDeadlock && shared {
 			for _, rest := range chosen[i+1:] {
-				r.Skipped = append(r.Skipped, calls.Skipped{Tool: rest.Name,
+				r.Skipped = append(r.Skipped, detect.Skipped{Tool: rest.Name,
 					Reason: fmt.Sprintf("not probed: %s deadlocked the server, which every session shares", t.Name)})
 			}
 			r.Notes = append(r.Notes, "the server is shared by every session (a network server): the probe stopped at the first deadlock, as the server may stay wedged")
@@ -225,9 +225,9 @@ func (p *prober) open(ctx context.Context) (*conn, error) {
 }
 
 // choose picks the tools to probe.
-func (p *prober) choose(tools []session.Tool) ([]session.Tool, []calls.Skipped, error) {
+func (p *prober) choose(tools []session.Tool) ([]session.Tool, []detect.Skipped, error) {
 	if p.o.Tool != "" {
-		t, err := calls.Find(tools, p.o.Tool)
+		t, err := detect.Find(tools, p.o.Tool)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -236,7 +236,7 @@ func (p *prober) choose(tools []session.Tool) ([]session.Tool, []calls.Skipped, 
 	chosen, skipped := p.o.Select.Select(tools)
 	if len(chosen) > p.o.MaxTools {
 		for _, t := range chosen[p.o.MaxTools:] {
-			skipped = append(skipped, calls.Skipped{Tool: t.Name, Reason: fmt.Sprintf("over the limit of %d tools", p.o.MaxTools)})
+			skipped = append(skipped, detect.Skipped{Tool: t.Name, Reason: fmt.Sprintf("over the limit of %d tools", p.o.MaxTools)})
 		}
 		chosen = chosen[:p.o.MaxTools]
 	}
@@ -258,7 +258,7 @@ func (p *prober) sequential(ctx context.Context, control *conn, pr *Probe) *conn
 		control.close()
 		c, err := p.open(ctx)
 		if err != nil {
-			pr.Sequential = append(pr.Sequential, calls.Outcome{Method: "tools/call", Tool: pr.Tool, Class: calls.Failed,
+			pr.Sequential = append(pr.Sequential, detect.Outcome{Method: "tools/call", Tool: pr.Tool, Class: detect.Failed,
 				Message: "could not open a control session: " + err.Error()})
 			return &conn{broken: true}
 		}
@@ -267,12 +267,12 @@ func (p *prober) sequential(ctx context.Context, control *conn, pr *Probe) *conn
 	for i := range p.o.Sequential {
 		sent := time.Now()
 		res, err := control.c.CallTool(ctx, pr.Tool, pr.Args, nil)
-		out := calls.FromTool(i, pr.Tool, sent, res, err)
+		out := detect.FromTool(i, pr.Tool, sent, res, err)
 		pr.Sequential = append(pr.Sequential, out)
-		if out.Class == calls.Deadlock || out.Class == calls.Crash {
+		if out.Class == detect.Deadlock || out.Class == detect.Crash {
 			control.broken = true
 		}
-		if out.Class != calls.OK || ctx.Err() != nil {
+		if out.Class != detect.OK || ctx.Err() != nil {
 			break
 		}
 	}
@@ -291,7 +291,7 @@ func (p *prober) concurrent(ctx context.Context, pr *Probe) (shared bool) {
 	defer c.close()
 	shared = c.c.Process == nil
 	pr.Concurrent = burst(ctx, c.c, p.o.Concurrency, func(int) (string, map[string]any) { return pr.Tool, pr.Args }, -1)
-	calls.Requeue(pr.Concurrent, p.o.HangAfter)
+	detect.Requeue(pr.Concurrent, p.o.HangAfter)
 	p.judge(ctx, c, pr)
 	return shared
 }
@@ -314,7 +314,7 @@ func (p *prober) listRace(ctx context.Context, chosen []session.Tool) Probe {
 		k := (i - 1) % len(chosen)
 		return chosen[k].Name, args[k]
 	}, 0)
-	calls.Requeue(pr.Concurrent, p.o.HangAfter)
+	detect.Requeue(pr.Concurrent, p.o.HangAfter)
 	p.judge(ctx, c, &pr)
 	return pr
 }
@@ -330,31 +330,31 @@ func (p *prober) wedged(ctx context.Context, t session.Tool) bool {
 	args, _ := p.argsFor(t)
 	sent := time.Now()
 	res, err := c.c.CallTool(ctx, t.Name, args, nil)
-	o := calls.FromTool(0, t.Name, sent, res, err)
-	return o.Class == calls.Deadlock || o.Class == calls.Crash
+	o := detect.FromTool(0, t.Name, sent, res, err)
+	return o.Class == detect.Deadlock || o.Class == detect.Crash
 }
 
 // burst releases n requests together on s: request list (if ≥ 0) is tools/list, the others
 // tools/calls of what(i).
-func burst(ctx context.Context, s *serverconn.Conn, n int, what func(i int) (string, map[string]any), list int) []calls.Outcome {
-	out := make([]calls.Outcome, n) // each goroutine writes its own index
+func burst(ctx context.Context, s *serverconn.Conn, n int, what func(i int) (string, map[string]any), list int) []detect.Outcome {
+	out := make([]detect.Outcome, n) // each goroutine writes its own index
 	barrier.Go(ctx, n, func(ctx context.Context, i int) {
 		sent := time.Now()
-		var o calls.Outcome
+		var o detect.Outcome
 		if i == list {
 			_, err := s.ListTools(ctx)
-			o = calls.FromRequest(i, "tools/list", sent, time.Now(), err)
+			o = detect.FromRequest(i, "tools/list", sent, time.Now(), err)
 		} else {
 			tool, args := what(i)
 			res, err := s.CallTool(ctx, tool, args, nil)
-			o = calls.FromTool(i, tool, sent, res, err)
+			o = detect.FromTool(i, tool, sent, res, err)
 		}
 		out[i] = o
 	})
 	for i := range out {
 		if out[i].Method == "" {
 			// The run ended before this call was released.
-			out[i] = calls.Outcome{Index: i, Method: "tools/call", Class: calls.Failed, Message: "not sent: " + context.Cause(ctx).Error()}
+			out[i] = detect.Outcome{Index: i, Method: "tools/call", Class: detect.Failed, Message: "not sent: " + context.Cause(ctx).Error()}
 		}
 	}
 	return out

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/detect/deadlock"
-	"github.com/mcpspec/mcpspec/detect/internal/calls"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
@@ -137,10 +137,10 @@ func TestLazyInitDeadlockShowsOnlyUnderConcurrency(t *testing.T) {
 		t.Fatalf("verdict %s, want deadlock", r.Verdict)
 	}
 	p := probeNamed(t, r, "echo")
-	if c := calls.Count(p.Sequential); c.OK != 3 {
+	if c := detect.Count(p.Sequential); c.OK != 3 {
 		t.Errorf("sequential calls %+v, want 3 answered", c)
 	}
-	if c := calls.Count(p.Concurrent); c.Deadlock != deadlock.DefaultConcurrency {
+	if c := detect.Count(p.Concurrent); c.Deadlock != deadlock.DefaultConcurrency {
 		t.Errorf("concurrent calls %+v, want all %d deadlocked", c, deadlock.DefaultConcurrency)
 	}
 	if p.ArgsFrom != "inputSchema" || p.Args["text"] != "mcpspec" {
@@ -167,10 +167,10 @@ func TestUnknownToolAndSelection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := deadlock.Run(ctx, opener(t, s), &deadlock.Options{Tool: "nope"})
-	if ute, ok := err.(*calls.UnknownToolError); !ok || len(ute.Available) == 0 {
+	if ute, ok := err.(*detect.UnknownToolError); !ok || len(ute.Available) == 0 {
 		t.Fatalf("Run with an unknown tool: %v, want an UnknownToolError listing the tools", err)
 	}
-	r := run(t, opener(t, s), &deadlock.Options{Select: calls.Selection{Skip: []string{"slow", "flaky"}}, SkipListRace: true, Concurrency: 2})
+	r := run(t, opener(t, s), &deadlock.Options{Select: detect.Selection{Skip: []string{"slow", "flaky"}}, SkipListRace: true, Concurrency: 2})
 	for _, p := range r.Probes {
 		if p.Name == "slow" || p.Name == "flaky" || p.Name == "tools/list race" {
 			t.Errorf("probed %s", p.Name)

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/detect/deadlock"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/mcptest"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // A server that deadlocks once two calls overlap passes every call made alone; the probe

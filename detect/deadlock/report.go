@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpspec/mcpspec/detect/internal/calls"
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -28,8 +28,8 @@ type Report struct {
 	CrashCount    int `json:"crash_count"`
 	FailedCount   int `json:"failed_count"`
 	// Probes holds one probe per tool, then the tools/list race.
-	Probes  []Probe         `json:"probes"`
-	Skipped []calls.Skipped `json:"skipped,omitempty"`
+	Probes  []Probe          `json:"probes"`
+	Skipped []detect.Skipped `json:"skipped,omitempty"`
 	// Incomplete says why the probe stopped before the end, if it did.
 	Incomplete string        `json:"incomplete,omitempty"`
 	Notes      []string      `json:"notes,omitempty"`
@@ -46,10 +46,10 @@ type Probe struct {
 	ArgsFrom string         `json:"argsFrom,omitempty"`
 	// Sequential are the control calls, one after another; Concurrent the calls released
 	// together.
-	Sequential []calls.Outcome `json:"sequential,omitempty"`
-	Concurrent []calls.Outcome `json:"concurrent"`
-	Verdict    string          `json:"verdict"`
-	Diagnosis  string          `json:"diagnosis"`
+	Sequential []detect.Outcome `json:"sequential,omitempty"`
+	Concurrent []detect.Outcome `json:"concurrent"`
+	Verdict    string           `json:"verdict"`
+	Diagnosis  string           `json:"diagnosis"`
 	// AfterDeadlock says whether the session still answered ping once calls had deadlocked.
 	AfterDeadlock string `json:"afterDeadlock,omitempty"`
 }
@@ -70,7 +70,7 @@ func (r *Report) Findings() []Probe {
 
 // judge sets the probe's verdict and diagnosis from its sequential and concurrent calls.
 func (p *prober) judge(ctx context.Context, c *conn, pr *Probe) {
-	seq, con := calls.Count(pr.Sequential), calls.Count(pr.Concurrent)
+	seq, con := detect.Count(pr.Sequential), detect.Count(pr.Concurrent)
 	n := len(pr.Concurrent)
 	alone := p.aloneSummary(pr)
 	under := fmt.Sprintf("under %d concurrent calls", n)
@@ -83,7 +83,7 @@ func (p *prober) judge(ctx context.Context, c *conn, pr *Probe) {
 		stuck := fmt.Sprintf("%d of %d never answered", con.Deadlock, n)
 		switch {
 		case pr.Sequential == nil:
-			pr.Diagnosis = fmt.Sprintf("deadlocks %s (%s; %s)", under, stuck, names(pr.Concurrent, calls.Deadlock))
+			pr.Diagnosis = fmt.Sprintf("deadlocks %s (%s; %s)", under, stuck, names(pr.Concurrent, detect.Deadlock))
 		case seq.Deadlock > 0:
 			pr.Diagnosis = fmt.Sprintf("deadlocks even when called alone, and %s (%s)", under, stuck)
 		case seq.Slow > 0:
@@ -96,9 +96,9 @@ func (p *prober) judge(ctx context.Context, c *conn, pr *Probe) {
 	case con.Crash > 0 || seq.Crash > 0:
 		pr.Verdict = VerdictCrash
 		if seq.Crash > 0 {
-			pr.Diagnosis = "the server went away on a single call: " + first(pr.Sequential, calls.Crash)
+			pr.Diagnosis = "the server went away on a single call: " + first(pr.Sequential, detect.Crash)
 		} else {
-			pr.Diagnosis = fmt.Sprintf("passes sequentially (%s), the server went away %s (%d of %d calls): %s", alone, under, con.Crash, n, first(pr.Concurrent, calls.Crash))
+			pr.Diagnosis = fmt.Sprintf("passes sequentially (%s), the server went away %s (%d of %d calls): %s", alone, under, con.Crash, n, first(pr.Concurrent, detect.Crash))
 		}
 	case seq.Deadlock > 0:
 		pr.Verdict = VerdictDeadlock
@@ -111,13 +111,13 @@ func (p *prober) judge(ctx context.Context, c *conn, pr *Probe) {
 		pr.Diagnosis = fmt.Sprintf("concurrency degrades latency: %d of %d calls slow (answered after %s, or queued behind the others) %s, none alone (%s)", con.Slow, n, p.o.HangAfter, under, alone)
 	default:
 		pr.Verdict = VerdictOK
-		pr.Diagnosis = fmt.Sprintf("%d of %d answered %s (slowest %s)", con.OK+con.Slow, n, under, round(calls.MaxLatency(pr.Concurrent)))
+		pr.Diagnosis = fmt.Sprintf("%d of %d answered %s (slowest %s)", con.OK+con.Slow, n, under, round(detect.MaxLatency(pr.Concurrent)))
 		if con.Slow > 0 {
 			pr.Diagnosis += fmt.Sprintf(", %d after the hang threshold", con.Slow)
 		}
 	}
 	if con.Failed > 0 && pr.Verdict != VerdictDeadlock {
-		pr.Diagnosis += fmt.Sprintf("; %d failed otherwise (%s)", con.Failed, first(pr.Concurrent, calls.Failed))
+		pr.Diagnosis += fmt.Sprintf("; %d failed otherwise (%s)", con.Failed, first(pr.Concurrent, detect.Failed))
 	}
 	if ctx.Err() != nil && pr.Verdict == VerdictOK {
 		pr.Verdict, pr.Diagnosis = VerdictIncomplete, "stopped: "+context.Cause(ctx).Error()
@@ -126,8 +126,8 @@ func (p *prober) judge(ctx context.Context, c *conn, pr *Probe) {
 
 // aloneSummary describes the control run: "3 of 3 answered, slowest 2ms".
 func (p *prober) aloneSummary(pr *Probe) string {
-	seq := calls.Count(pr.Sequential)
-	return fmt.Sprintf("%d of %d answered, slowest %s", seq.OK+seq.Slow, len(pr.Sequential), round(calls.MaxLatency(pr.Sequential)))
+	seq := detect.Count(pr.Sequential)
+	return fmt.Sprintf("%d of %d answered, slowest %s", seq.OK+seq.Slow, len(pr.Sequential), round(detect.MaxLatency(pr.Sequential)))
 }
 
 // ping asks a session whose calls deadlocked whether it still answers anything.
@@ -145,7 +145,7 @@ func (p *prober) ping(ctx context.Context, c *conn) string {
 func (r *Report) stopped(ctx context.Context, rest []session.Tool) {
 	r.Incomplete = "stopped before the end: " + context.Cause(ctx).Error()
 	for _, t := range rest {
-		r.Skipped = append(r.Skipped, calls.Skipped{Tool: t.Name, Reason: "not probed: the probe was stopped"})
+		r.Skipped = append(r.Skipped, detect.Skipped{Tool: t.Name, Reason: "not probed: the probe was stopped"})
 	}
 }
 
@@ -154,8 +154,8 @@ func (r *Report) tally() {
 	r.DeadlockCount, r.SlowCount, r.OKCount, r.CrashCount, r.FailedCount = 0, 0, 0, 0, 0
 	verdict := VerdictClean
 	for _, p := range r.Probes {
-		for _, group := range [][]calls.Outcome{p.Sequential, p.Concurrent} {
-			c := calls.Count(group)
+		for _, group := range [][]detect.Outcome{p.Sequential, p.Concurrent} {
+			c := detect.Count(group)
 			r.DeadlockCount += c.Deadlock
 			r.SlowCount += c.Slow
 			r.OKCount += c.OK
@@ -179,7 +179,7 @@ func (r *Report) tally() {
 }
 
 // names lists the distinct methods/tools of the calls of class c: "tools/list, echo".
-func names(group []calls.Outcome, c calls.Class) string {
+func names(group []detect.Outcome, c detect.Class) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, o := range group {
@@ -199,7 +199,7 @@ func names(group []calls.Outcome, c calls.Class) string {
 }
 
 // first returns the message of the first call of class c.
-func first(group []calls.Outcome, c calls.Class) string {
+func first(group []detect.Outcome, c detect.Class) string {
 	for _, o := range group {
 		if o.Class == c {
 			return o.Message

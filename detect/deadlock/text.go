@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpspec/mcpspec/detect/internal/calls"
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -70,7 +70,7 @@ func (r *Report) Tests() []*result.Test {
 	var out []*result.Test
 	for _, p := range r.Probes {
 		t := &result.Test{ID: "deadlock/" + p.Name, Name: "deadlock: " + p.Name, Kind: "deadlock", Target: p.Tool,
-			Status: result.Passed, Latency: calls.MaxLatency(append(append([]calls.Outcome(nil), p.Sequential...), p.Concurrent...))}
+			Status: result.Passed, Latency: detect.MaxLatency(append(append([]detect.Outcome(nil), p.Sequential...), p.Concurrent...))}
 		if p.Tool == "" {
 			t.Target = p.Method
 		}
@@ -105,13 +105,13 @@ func (r *Report) Tests() []*result.Test {
 func evidence(p Probe) string {
 	var parts []string
 	if len(p.Sequential) > 0 {
-		c := calls.Count(p.Sequential)
+		c := detect.Count(p.Sequential)
 		parts = append(parts, fmt.Sprintf("alone: %d ok, %d slow, %d deadlocked, %d crashed of %d", c.OK, c.Slow, c.Deadlock, c.Crash, len(p.Sequential)))
 	}
-	c := calls.Count(p.Concurrent)
+	c := detect.Count(p.Concurrent)
 	parts = append(parts, fmt.Sprintf("together: %d ok, %d slow, %d deadlocked, %d crashed of %d", c.OK, c.Slow, c.Deadlock, c.Crash, len(p.Concurrent)))
 	for _, o := range p.Concurrent {
-		if o.Class == calls.Deadlock || o.Class == calls.Crash {
+		if o.Class == detect.Deadlock || o.Class == detect.Crash {
 			parts = append(parts, fmt.Sprintf("e.g. call %d (%s): %s", o.Index, orMethod(o), o.Message))
 			break
 		}
@@ -122,7 +122,7 @@ func evidence(p Probe) string {
 	return strings.Join(parts, "; ")
 }
 
-func orMethod(o calls.Outcome) string {
+func orMethod(o detect.Outcome) string {
 	if o.Tool != "" {
 		return o.Tool
 	}

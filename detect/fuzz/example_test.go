@@ -7,8 +7,8 @@ import (
 
 	"github.com/mcpspec/mcpspec/detect/fuzz"
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/mcptest"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Fuzz a reference server that answers prompts/get with truncated JSON: the malformed answer

@@ -11,9 +11,9 @@ import (
 
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // quick are options for bounded test runs.

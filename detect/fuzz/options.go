@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Defaults applied to zero [Options] fields.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/mcpspec/mcpspec/detect/headofline"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/mcptest"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // A server that handles one call at a time makes the fast echo wait for the slow call.

@@ -22,11 +22,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/detect/barrier"
-	"github.com/mcpspec/mcpspec/detect/internal/calls"
-	"github.com/mcpspec/mcpspec/detect/internal/synth"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/internal/stats"
+	"github.com/mcpspec/mcpspec/internal/synth"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Defaults of [Options].
@@ -129,7 +129,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		name string
 		args *map[string]any
 	}{{o.SlowTool, &r.SlowArgs}, {o.FastTool, &r.FastArgs}} {
-		t, err := calls.Find(tools, x.name)
+		t, err := detect.Find(tools, x.name)
 		if err != nil {
 			return nil, err
 		}
@@ -213,20 +213,20 @@ func (k *checker) otherSession(ctx context.Context) {
 }
 
 // fast makes one fast call.
-func (k *checker) fast(ctx context.Context) calls.Outcome { return k.fastOn(ctx, k.c) }
+func (k *checker) fast(ctx context.Context) detect.Outcome { return k.fastOn(ctx, k.c) }
 
 // fastOn makes one fast call on session c.
-func (k *checker) fastOn(ctx context.Context, c *serverconn.Conn) calls.Outcome {
+func (k *checker) fastOn(ctx context.Context, c *serverconn.Conn) detect.Outcome {
 	sent := time.Now()
 	res, err := c.CallTool(ctx, k.o.FastTool, k.r.FastArgs, nil)
-	return calls.FromTool(0, k.o.FastTool, sent, res, err)
+	return detect.FromTool(0, k.o.FastTool, sent, res, err)
 }
 
 // slow makes one slow call.
-func (k *checker) slow(ctx context.Context) calls.Outcome {
+func (k *checker) slow(ctx context.Context) detect.Outcome {
 	sent := time.Now()
 	res, err := k.c.CallTool(ctx, k.o.SlowTool, k.r.SlowArgs, nil)
-	return calls.FromTool(0, k.o.SlowTool, sent, res, err)
+	return detect.FromTool(0, k.o.SlowTool, sent, res, err)
 }
 
 // phase runs the rounds with n slow calls in flight on the check's session and the fast call
@@ -240,7 +240,7 @@ func (k *checker) phase(ctx context.Context, n int, fastConn *serverconn.Conn) P
 		if ctx.Err() != nil {
 			break
 		}
-		slowOut := make([]calls.Outcome, n)
+		slowOut := make([]detect.Outcome, n)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

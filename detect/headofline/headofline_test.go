@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/detect/headofline"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 func server(t *testing.T, o *mcptest.Options) *serverconn.Opener {

@@ -26,7 +26,7 @@
 //
 // # Sessions and raw requests
 //
-// Sessions are opened through internal/serverconn, one main session per era, reopened when a
+// Sessions are opened through session/serverconn, one main session per era, reopened when a
 // row kills the server. Rows send hand-built frames on the session's raw path
 // (session.SendRaw, RequestRaw, with OnFrame as the evidence recorder) and, for the HTTP rows,
 // plain net/http requests to the server's URL. Every wait has a deadline (Options.RowTimeout

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/detect/probe"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Probe the reference server over TCP: two rows, in table order, in both protocol eras it

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpspec/mcpspec/detect/internal/calls"
+	"github.com/mcpspec/mcpspec/detect"
 )
 
 func TestIgnore(t *testing.T) {
@@ -100,20 +100,20 @@ func TestFreeStringsAreTagged(t *testing.T) {
 // timestamp varies one call at a time; a count in the same text that differs only under
 // concurrency is still a race, at the path of the field inside the text.
 func TestJSONTextFieldsAreComparedOneByOne(t *testing.T) {
-	answer := func(items int, at string) calls.Outcome {
+	answer := func(items int, at string) detect.Outcome {
 		text, _ := json.Marshal(fmt.Sprintf(`{"warehouse": "all", "items": %d, "generated_at": %q}`, items, at))
-		return calls.Outcome{Method: "tools/call", Class: calls.OK, AnsweredAt: time.Now(),
+		return detect.Outcome{Method: "tools/call", Class: detect.OK, AnsweredAt: time.Now(),
 			Result: json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`)}
 	}
-	seq := []calls.Outcome{answer(5, "12:00:01"), answer(5, "12:00:02"), answer(5, "12:00:03")}
+	seq := []detect.Outcome{answer(5, "12:00:01"), answer(5, "12:00:02"), answer(5, "12:00:03")}
 	cases := []struct {
 		name      string
-		con       []calls.Outcome
+		con       []detect.Outcome
 		verdict   string
 		divergent []string
 	}{
-		{"race", []calls.Outcome{answer(5, "12:00:04"), answer(9, "12:00:04"), answer(7, "12:00:05")}, VerdictRace, []string{"$.content[0].text.items"}},
-		{"timestamp only", []calls.Outcome{answer(5, "12:00:04"), answer(5, "12:00:05")}, VerdictByDesign, nil},
+		{"race", []detect.Outcome{answer(5, "12:00:04"), answer(9, "12:00:04"), answer(7, "12:00:05")}, VerdictRace, []string{"$.content[0].text.items"}},
+		{"timestamp only", []detect.Outcome{answer(5, "12:00:04"), answer(5, "12:00:05")}, VerdictByDesign, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -148,29 +148,29 @@ func TestJSONTextFieldsAreComparedOneByOne(t *testing.T) {
 // or an elapsed time is compared with those masked, so a race in the rest of it still shows;
 // a text that varies otherwise (a counter) stays volatile as a whole.
 func TestVolatileTokensInText(t *testing.T) {
-	answer := func(text string) calls.Outcome {
+	answer := func(text string) detect.Outcome {
 		res, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
-		return calls.Outcome{Class: calls.OK, Result: res, AnsweredAt: time.Now()}
+		return detect.Outcome{Class: detect.OK, Result: res, AnsweredAt: time.Now()}
 	}
-	seq := []calls.Outcome{
+	seq := []detect.Outcome{
 		answer("4 orders, as of 2026-11-26T09:34:00.261Z (took 3ms)"),
 		answer("4 orders, as of 2026-11-26T09:34:00.298Z (took 12ms)"),
 		answer("4 orders, as of 2026-11-26T09:34:01.004Z (took 2ms)"),
 	}
-	ids := []calls.Outcome{
+	ids := []detect.Outcome{
 		answer(`{"orderId":"0b6f1c2e-8d4a-4c1e-9a57-3f2d1e0c9b8a","reservedAt":"2026-11-26T09:34:00.261Z"}`),
 		answer(`{"orderId":"7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f","reservedAt":"2026-11-26T09:34:00.270Z"}`),
 	}
-	counter := []calls.Outcome{answer("request 1"), answer("request 2"), answer("request 3")}
+	counter := []detect.Outcome{answer("request 1"), answer("request 2"), answer("request 3")}
 	cases := []struct {
 		name     string
-		seq, con []calls.Outcome
+		seq, con []detect.Outcome
 		want     string
 	}{
-		{"race behind a timestamp", seq, []calls.Outcome{answer("4 orders, as of 2026-11-26T09:34:02.001Z (took 1ms)"), answer("9 orders, as of 2026-11-26T09:34:02.003Z (took 40ms)")}, VerdictRace},
-		{"timestamps alone", seq, []calls.Outcome{answer("4 orders, as of 2026-11-26T09:34:02.001Z (took 1ms)"), answer("4 orders, as of 2026-11-26T09:34:02.009Z (took 7ms)")}, VerdictByDesign},
-		{"uuid and time", ids, []calls.Outcome{answer(`{"orderId":"11111111-2222-4333-8444-555555555555","reservedAt":"2026-11-26T09:34:03.000Z"}`)}, VerdictByDesign},
-		{"counter", counter, []calls.Outcome{answer("request 4"), answer("request 9")}, VerdictByDesign},
+		{"race behind a timestamp", seq, []detect.Outcome{answer("4 orders, as of 2026-11-26T09:34:02.001Z (took 1ms)"), answer("9 orders, as of 2026-11-26T09:34:02.003Z (took 40ms)")}, VerdictRace},
+		{"timestamps alone", seq, []detect.Outcome{answer("4 orders, as of 2026-11-26T09:34:02.001Z (took 1ms)"), answer("4 orders, as of 2026-11-26T09:34:02.009Z (took 7ms)")}, VerdictByDesign},
+		{"uuid and time", ids, []detect.Outcome{answer(`{"orderId":"11111111-2222-4333-8444-555555555555","reservedAt":"2026-11-26T09:34:03.000Z"}`)}, VerdictByDesign},
+		{"counter", counter, []detect.Outcome{answer("request 4"), answer("request 9")}, VerdictByDesign},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpspec/mcpspec/detect/internal/calls"
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -67,7 +67,7 @@ func (k *checker) crossTalk(ctx context.Context, tool session.Tool, args map[str
 		return out
 	}
 	found := regexp.MustCompile(`mcpspec-xt-` + nonce + `-(\d{4})`)
-	carried := func(o calls.Outcome) []int {
+	carried := func(o detect.Outcome) []int {
 		var out []int
 		for _, m := range found.FindAllSubmatch(o.Result, -1) {
 			n, _ := strconv.Atoi(string(m[1]))

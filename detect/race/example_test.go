@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/mcpspec/mcpspec/detect/race"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/mcptest"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // A tool that returns the current time varies even one call at a time: non-deterministic by

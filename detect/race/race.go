@@ -21,10 +21,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/detect/barrier"
-	"github.com/mcpspec/mcpspec/detect/internal/calls"
-	"github.com/mcpspec/mcpspec/detect/internal/synth"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
+	"github.com/mcpspec/mcpspec/internal/synth"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Defaults of [Options].
@@ -90,7 +90,7 @@ const (
 )
 
 // Run checks op's server. It fails only when the check cannot be carried out: the server
-// cannot be reached, tools/list fails, or the tool is not listed ([*calls.UnknownToolError]).
+// cannot be reached, tools/list fails, or the tool is not listed ([*detect.UnknownToolError]).
 func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, error) {
 	o := opts.withDefaults()
 	if o.Tool == "" {
@@ -106,7 +106,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	if err != nil {
 		return nil, fmt.Errorf("race check: tools/list: %w", err)
 	}
-	tool, err := calls.Find(tools, o.Tool)
+	tool, err := detect.Find(tools, o.Tool)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ type checker struct {
 
 // identical runs the identical calls: control, then rounds with control calls between.
 func (k *checker) identical(ctx context.Context, r *Report) {
-	var seq, con []calls.Outcome
+	var seq, con []detect.Outcome
 	seq = append(seq, k.sequential(ctx, r.Args, k.o.Sequential)...)
 	for range k.o.Rounds {
 		if ctx.Err() != nil {
@@ -148,28 +148,28 @@ func (k *checker) identical(ctx context.Context, r *Report) {
 }
 
 // sequential makes n calls one after another.
-func (k *checker) sequential(ctx context.Context, args map[string]any, n int) []calls.Outcome {
-	var out []calls.Outcome
+func (k *checker) sequential(ctx context.Context, args map[string]any, n int) []detect.Outcome {
+	var out []detect.Outcome
 	for i := range n {
 		if ctx.Err() != nil {
 			break
 		}
 		sent := time.Now()
 		res, err := k.c.CallTool(ctx, k.tool, args, nil)
-		out = append(out, calls.FromTool(i, k.tool, sent, res, err))
+		out = append(out, detect.FromTool(i, k.tool, sent, res, err))
 	}
 	return out
 }
 
 // burst releases Concurrency calls together, call i with args(i).
-func (k *checker) burst(ctx context.Context, args func(i int) map[string]any) []calls.Outcome {
-	out := make([]calls.Outcome, k.o.Concurrency) // each goroutine writes its own index
+func (k *checker) burst(ctx context.Context, args func(i int) map[string]any) []detect.Outcome {
+	out := make([]detect.Outcome, k.o.Concurrency) // each goroutine writes its own index
 	barrier.Go(ctx, k.o.Concurrency, func(ctx context.Context, i int) {
 		sent := time.Now()
 		res, err := k.c.CallTool(ctx, k.tool, args(i), nil)
-		out[i] = calls.FromTool(i, k.tool, sent, res, err)
+		out[i] = detect.FromTool(i, k.tool, sent, res, err)
 	})
-	var sent []calls.Outcome
+	var sent []detect.Outcome
 	for _, o := range out {
 		if o.Method != "" {
 			sent = append(sent, o)

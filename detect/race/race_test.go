@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/detect/race"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // server starts a reference server over TCP and returns an opener for it.

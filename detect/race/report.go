@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/assert"
-	"github.com/mcpspec/mcpspec/detect/internal/calls"
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -70,7 +70,7 @@ type answer struct {
 
 // comparable decodes an outcome and blanks the ignored paths. A call without an answer is
 // {"noAnswer": "<category>"}.
-func comparable(ctx context.Context, ig *Ignore, o calls.Outcome, parents map[string]string) answer {
+func comparable(ctx context.Context, ig *Ignore, o detect.Outcome, parents map[string]string) answer {
 	var doc any
 	if len(o.Result) > 0 {
 		if d, err := assert.DecodeJSON(o.Result); err == nil {
@@ -95,7 +95,7 @@ func comparable(ctx context.Context, ig *Ignore, o calls.Outcome, parents map[st
 
 // compare judges the identical calls: volatile paths from the control calls, then every
 // concurrent answer against the reference.
-func (r *Report) compare(ctx context.Context, ig *Ignore, seq, con []calls.Outcome) {
+func (r *Report) compare(ctx context.Context, ig *Ignore, seq, con []detect.Outcome) {
 	r.SequentialCalls, r.ConcurrentCalls = len(seq), len(con)
 	if len(seq) == 0 {
 		return

@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/mcpspec/mcpspec/redact"
+	"github.com/mcpspec/mcpspec/internal/redact"
 )
 
 // IO is what a run of mcpspec may touch of its process: the standard streams and where to find

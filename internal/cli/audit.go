@@ -16,8 +16,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/mcpspec/mcpspec/audit"
-	"github.com/mcpspec/mcpspec/redact"
+	"github.com/mcpspec/mcpspec/analyze/audit"
+	"github.com/mcpspec/mcpspec/internal/redact"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/session"
 )

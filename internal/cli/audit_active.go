@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/mcpspec/mcpspec/audit"
+	"github.com/mcpspec/mcpspec/analyze/audit"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/baseline"
-	"github.com/mcpspec/mcpspec/redact"
+	"github.com/mcpspec/mcpspec/internal/redact"
 	"github.com/mcpspec/mcpspec/result"
 )
 

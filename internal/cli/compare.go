@@ -13,9 +13,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/baseline"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen/rundir"
 	"github.com/mcpspec/mcpspec/result"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 func (a *app) compareCommand() *cli.Command {

@@ -8,13 +8,13 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/mcpspec/mcpspec/audit"
-	"github.com/mcpspec/mcpspec/docsgen"
-	"github.com/mcpspec/mcpspec/inventory"
-	"github.com/mcpspec/mcpspec/score"
+	"github.com/mcpspec/mcpspec/analyze/audit"
+	"github.com/mcpspec/mcpspec/analyze/docsgen"
+	"github.com/mcpspec/mcpspec/analyze/inventory"
+	"github.com/mcpspec/mcpspec/analyze/score"
+	"github.com/mcpspec/mcpspec/analyze/tokens"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
-	"github.com/mcpspec/mcpspec/tokens"
 )
 
 func (a *app) docsCommand() *cli.Command {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpspec/mcpspec/docsgen"
-	"github.com/mcpspec/mcpspec/inventory"
+	"github.com/mcpspec/mcpspec/analyze/docsgen"
+	"github.com/mcpspec/mcpspec/analyze/inventory"
 )
 
 // TestAuditFlagsInDocs: a tool the audit flags carries a warning in its docs; a benign one none.

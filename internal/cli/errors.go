@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/mcpspec/mcpspec/internal/hint"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // printFindings warns about findings on w (stderr): they are bugs of the server even when the

@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 
-	"github.com/mcpspec/mcpspec/inventory"
+	"github.com/mcpspec/mcpspec/analyze/inventory"
 	"github.com/mcpspec/mcpspec/session"
 )
 

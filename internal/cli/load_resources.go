@@ -10,10 +10,10 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/collection"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen"
 	"github.com/mcpspec/mcpspec/loadgen/leak"
 	"github.com/mcpspec/mcpspec/loadgen/resources"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // minSampleInterval is the shortest --sample-interval: a process tree's reading takes a few

@@ -17,13 +17,13 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/collection"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/loadgen"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/promexport"
 	"github.com/mcpspec/mcpspec/loadgen/rundir"
 	"github.com/mcpspec/mcpspec/loadgen/threshold"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 func (a *app) load(ctx context.Context, cmd *cli.Command) error {

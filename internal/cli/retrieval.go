@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/mcpspec/mcpspec/retrieval"
+	"github.com/mcpspec/mcpspec/analyze/retrieval"
 	"github.com/mcpspec/mcpspec/session"
 )
 

@@ -11,13 +11,13 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/mcpspec/mcpspec/audit"
+	"github.com/mcpspec/mcpspec/analyze/audit"
+	"github.com/mcpspec/mcpspec/analyze/inventory"
+	"github.com/mcpspec/mcpspec/analyze/retrieval"
+	"github.com/mcpspec/mcpspec/analyze/score"
+	"github.com/mcpspec/mcpspec/analyze/tokens"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
-	"github.com/mcpspec/mcpspec/inventory"
-	"github.com/mcpspec/mcpspec/retrieval"
-	"github.com/mcpspec/mcpspec/score"
 	"github.com/mcpspec/mcpspec/session"
-	"github.com/mcpspec/mcpspec/tokens"
 )
 
 func (a *app) scoreCommand() *cli.Command {

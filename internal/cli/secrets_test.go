@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/redact"
 	"github.com/mcpspec/mcpspec/mcptest"
-	"github.com/mcpspec/mcpspec/redact"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/result"
 )

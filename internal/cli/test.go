@@ -20,14 +20,14 @@ import (
 	"github.com/mcpspec/mcpspec/baseline"
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/envfile"
+	"github.com/mcpspec/mcpspec/internal/redact"
 	"github.com/mcpspec/mcpspec/internal/regfile"
-	"github.com/mcpspec/mcpspec/internal/serverconn"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
-	"github.com/mcpspec/mcpspec/redact"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/runner"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // Where `mcpspec test` keeps its state, relative to the working directory.

@@ -14,10 +14,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/mcpspec/mcpspec/audit"
-	"github.com/mcpspec/mcpspec/inventory"
+	"github.com/mcpspec/mcpspec/analyze/audit"
+	"github.com/mcpspec/mcpspec/analyze/inventory"
+	"github.com/mcpspec/mcpspec/analyze/tokens"
 	"github.com/mcpspec/mcpspec/session"
-	"github.com/mcpspec/mcpspec/tokens"
 )
 
 func (a *app) tokensCommand() *cli.Command {

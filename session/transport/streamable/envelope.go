@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/mcpspec/mcpspec/session/internal/jsonscan"
+	"github.com/mcpspec/mcpspec/internal/jsonscan"
 )
 
 // envelope is what the transport reads of an outgoing message: enough to set the Mcp-Method and
