@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/tools/txtar"
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/mcptest"
