@@ -117,7 +117,7 @@ func (m *monitor) sample(ctx context.Context, first *serverconn.Conn) {
 	m.sampling = &metrics.Sampling{Source: src, IntervalSecs: e.cfg.SampleInterval.Seconds()}
 	m.mu.Unlock()
 	e.event("sampler", fmt.Sprintf("sampling %s every %v", src, e.cfg.SampleInterval))
-	take := func() {
+	take := func(ctx context.Context) {
 		sctx, cancel := context.WithTimeout(ctx, max(e.cfg.SampleInterval, minSampleTimeout))
 		r, err := s.Sample(sctx)
 		cancel()
@@ -141,8 +141,10 @@ func (m *monitor) sample(ctx context.Context, first *serverconn.Conn) {
 			e.agg.Do(func(*metrics.State) { e.tw.Process(el, r) })
 		}
 	}
-	take()
-	every(ctx, e.cfg.SampleInterval, take)
+	// The first reading is taken however short the run (within its own deadline), so a run
+	// that can be sampled has at least one reading.
+	take(context.WithoutCancel(ctx))
+	every(ctx, e.cfg.SampleInterval, func() { take(ctx) })
 }
 
 // minSampleTimeout is the least time one reading is given, however short the interval.

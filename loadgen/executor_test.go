@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,7 +13,21 @@ import (
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/pacer"
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
+
+// bubble runs f in a synctest bubble. The session layer pools timers and call channels
+// package-wide (sync.Pool): a bubble must not take ones made outside it, nor leave its own
+// behind for code outside it ("select on synctest channel from outside bubble"), so the pools
+// are emptied — two collections — before and after.
+func bubble(t *testing.T, f func(*testing.T)) {
+	t.Helper()
+	runtime.GC()
+	runtime.GC()
+	synctest.Test(t, f)
+	runtime.GC()
+	runtime.GC()
+}
 
 // Arrivals left unsent are counted in closed form: a billion a second over the hour that was
 // left is 3.6e12 arrivals, counted exactly (a loop would stop at its cap, or take hours).
@@ -52,7 +67,7 @@ func TestSummariseReturnsTheEncodingError(t *testing.T) {
 // so several are at work together at most until an iteration (10ms) after it. Time is
 // synctest's, so the instants are exact.
 func TestClosedModelFollowsTheScheduleAsItChanges(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		srv, _ := testServer(t, nil)
 		t0 := time.Now()
 		var mu sync.Mutex // guards eight and lastMany
@@ -89,6 +104,34 @@ func TestClosedModelFollowsTheScheduleAsItChanges(t *testing.T) {
 		}
 		if r.DurationSecs != 3 || r.Errors.Total != 0 {
 			t.Errorf("duration %vs, errors %+v", r.DurationSecs, r.Errors)
+		}
+	})
+}
+
+// slowSampler takes 50ms to read, and gives up if ctx ends first.
+type slowSampler struct{}
+
+func (slowSampler) Sample(ctx context.Context) (metrics.ResourceSample, error) {
+	select {
+	case <-time.After(50 * time.Millisecond):
+		return metrics.ResourceSample{RSSMB: 40}, nil
+	case <-ctx.Done():
+		return metrics.ResourceSample{}, ctx.Err()
+	}
+}
+
+// A run shorter than one reading still has its first reading: the end of the run does not
+// cancel it (its own deadline bounds it).
+func TestShortRunHasItsFirstSample(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		srv, _ := testServer(t, nil)
+		r := runCfg(t, &Config{Server: srv, Concurrency: 1, Iterations: 1, Workload: echoWorkload(),
+			Sampler: func(context.Context, *serverconn.Conn) (Sampler, error) { return slowSampler{}, nil }}).Run
+		if r.Process == nil || len(r.Process.Samples) != 1 || r.Sampling == nil || r.Sampling.Off != "" {
+			t.Errorf("process %+v, sampling %+v; want the first reading", r.Process, r.Sampling)
+		}
+		if r.DurationSecs >= 0.05 {
+			t.Errorf("the run lasted %vs, want it over before the reading", r.DurationSecs)
 		}
 	})
 }
