@@ -6,33 +6,47 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
-// startBackground starts the run's periodic tasks, each ending with ctx: the per-second gauges,
-// progress reports, soak snapshots and resource sampling.
-func (e *engine) startBackground(ctx context.Context) {
-	cfg := e.cfg
-	e.bg.Go(func() { e.every(ctx, time.Second, e.gauges) })
+// monitor runs a run's periodic tasks — the per-second gauges, progress reports, soak
+// snapshots and resource sampling — and keeps the resource samples.
+type monitor struct {
+	s       *shared
+	lastRSS atomic.Uint64 // math.Float64bits of the last RSS sampled
+
+	mu       sync.Mutex // guards proc and sampling
+	proc     []metrics.ResourceSample
+	sampling *metrics.Sampling
+}
+
+// Run runs the tasks until ctx ends and returns once they have all stopped. first is the
+// session opened before the run (nil in a cold start).
+func (m *monitor) Run(ctx context.Context, first *serverconn.Conn) {
+	cfg := m.s.cfg
+	var wg sync.WaitGroup
+	wg.Go(func() { every(ctx, time.Second, m.gauges) })
 	if cfg.OnProgress != nil {
-		e.bg.Go(func() { e.every(ctx, cfg.ProgressInterval, e.progress) })
+		wg.Go(func() { every(ctx, cfg.ProgressInterval, m.progress) })
 	}
 	if cfg.Scenario == Soak {
-		e.bg.Go(func() { e.every(ctx, cfg.Soak.SnapshotInterval, e.snapshot) })
+		wg.Go(func() { every(ctx, cfg.Soak.SnapshotInterval, m.snapshot) })
 	}
 	if cfg.Sampler != nil {
-		first := e.firstConn // nil in a cold start, whose workers set it later
-		e.bg.Go(func() { e.sample(ctx, first) })
+		wg.Go(func() { m.sample(ctx, first) })
 	} else {
-		e.samplingOff("no resource sampler was configured")
+		m.samplingOff("no resource sampler was configured")
 	}
+	wg.Wait()
 }
 
 // every calls fn at each tick of d until ctx ends.
-func (e *engine) every(ctx context.Context, d time.Duration, fn func()) {
+func every(ctx context.Context, d time.Duration, fn func()) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -46,7 +60,8 @@ func (e *engine) every(ctx context.Context, d time.Duration, fn func()) {
 }
 
 // gauges records the second that just ended: requests in flight and the offered rate.
-func (e *engine) gauges() {
+func (m *monitor) gauges() {
+	e := m.s
 	el := e.since()
 	sec := int64(el/time.Second) - 1
 	if sec < 0 {
@@ -55,22 +70,24 @@ func (e *engine) gauges() {
 	inFlight := e.inFlight.Load()
 	offered := 0.0
 	if e.cfg.open {
-		offered = e.pacer().Rate(time.Duration(sec)*time.Second + time.Second/2)
+		offered = e.pacer.Rate(time.Duration(sec)*time.Second + time.Second/2)
 	}
 	e.agg.Do(func(st *metrics.State) { st.SetSecond(sec, inFlight, offered) })
 }
 
-func (e *engine) progress() {
+func (m *monitor) progress() {
+	e := m.s
 	el := e.since()
 	p := Progress{
 		Elapsed: el, Total: e.total, Live: e.agg.Live(el, 30), InFlight: e.inFlight.Load(),
-		RSSMB: math.Float64frombits(e.lastRSS.Load()), Stage: e.stage.Load().(string), CapHits: e.capHits.Load(),
+		RSSMB: math.Float64frombits(m.lastRSS.Load()), Stage: e.stage.Load().(string), CapHits: e.capHits.Load(),
 	}
 	e.cfg.OnProgress(p)
 }
 
 // snapshot writes the soak's periodic snapshot to the trace.
-func (e *engine) snapshot() {
+func (m *monitor) snapshot() {
+	e := m.s
 	el := e.since()
 	l := e.agg.Live(el, 1)
 	rps := 0.0
@@ -81,13 +98,14 @@ func (e *engine) snapshot() {
 }
 
 // sample reads the server's resources at each SampleInterval. first is nil in a cold start.
-func (e *engine) sample(ctx context.Context, first *serverconn.Conn) {
+func (m *monitor) sample(ctx context.Context, first *serverconn.Conn) {
+	e := m.s
 	s, err := e.cfg.Sampler(ctx, first)
 	if err == nil && s == nil {
 		err = errors.New("the sampler factory gave no sampler")
 	}
 	if err != nil {
-		e.samplingOff(err.Error())
+		m.samplingOff(err.Error())
 		e.event("sampler", "resource sampling is off: "+err.Error())
 		return
 	}
@@ -95,46 +113,48 @@ func (e *engine) sample(ctx context.Context, first *serverconn.Conn) {
 	if st, ok := s.(fmt.Stringer); ok {
 		src = st.String()
 	}
-	e.procMu.Lock()
-	e.sampling = &metrics.Sampling{Source: src, IntervalSecs: e.cfg.SampleInterval.Seconds()}
-	e.procMu.Unlock()
+	m.mu.Lock()
+	m.sampling = &metrics.Sampling{Source: src, IntervalSecs: e.cfg.SampleInterval.Seconds()}
+	m.mu.Unlock()
 	e.event("sampler", fmt.Sprintf("sampling %s every %v", src, e.cfg.SampleInterval))
-	take := func() {
+	take := func(ctx context.Context) {
 		sctx, cancel := context.WithTimeout(ctx, max(e.cfg.SampleInterval, minSampleTimeout))
 		r, err := s.Sample(sctx)
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
-				e.procMu.Lock()
-				e.sampling.Failures++
-				e.sampling.LastError = err.Error()
-				e.procMu.Unlock()
+				m.mu.Lock()
+				m.sampling.Failures++
+				m.sampling.LastError = err.Error()
+				m.mu.Unlock()
 			}
 			return
 		}
 		el := e.since()
 		r.T = math.Round(el.Seconds()*1000) / 1000
 		r.Calls = e.completed.Load()
-		e.lastRSS.Store(math.Float64bits(r.RSSMB))
-		e.procMu.Lock()
-		e.proc = append(e.proc, r)
-		e.procMu.Unlock()
+		m.lastRSS.Store(math.Float64bits(r.RSSMB))
+		m.mu.Lock()
+		m.proc = append(m.proc, r)
+		m.mu.Unlock()
 		if e.tw != nil {
 			e.agg.Do(func(*metrics.State) { e.tw.Process(el, r) })
 		}
 	}
-	take()
-	e.every(ctx, e.cfg.SampleInterval, take)
+	// The first reading is taken however short the run (within its own deadline), so a run
+	// that can be sampled has at least one reading.
+	take(context.WithoutCancel(ctx))
+	every(ctx, e.cfg.SampleInterval, func() { take(ctx) })
 }
 
 // minSampleTimeout is the least time one reading is given, however short the interval.
 const minSampleTimeout = 100 * time.Millisecond
 
 // samplingOff records why the server's resources are not sampled.
-func (e *engine) samplingOff(why string) {
-	e.procMu.Lock()
-	e.sampling = &metrics.Sampling{Off: why}
-	e.procMu.Unlock()
+func (m *monitor) samplingOff(why string) {
+	m.mu.Lock()
+	m.sampling = &metrics.Sampling{Off: why}
+	m.mu.Unlock()
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -106,3 +106,18 @@ func BenchmarkOpenInFlight(b *testing.B) {
 		wait()
 	}
 }
+
+// BenchmarkClosedThroughput is the engine's own cost per call: 8 closed-model workers calling
+// echo on the in-memory reference server, 2,000 iterations per op; reported as calls/s.
+func BenchmarkClosedThroughput(b *testing.B) {
+	srv, _ := testServer(b, nil)
+	var calls int64
+	for b.Loop() {
+		res, err := Run(context.Background(), &Config{Server: srv, Concurrency: 8, Iterations: 2000, Workload: echoWorkload()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		calls += res.Run.Throughput.TotalRequests
+	}
+	b.ReportMetric(float64(calls)/b.Elapsed().Seconds(), "calls/s")
+}

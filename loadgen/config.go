@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -214,6 +215,9 @@ func (c *Config) resolve() (*resolved, error) {
 	}
 	if r.Rate < 0 || r.Concurrency < 0 || r.Iterations < 0 || r.MaxInFlight < 0 || r.Duration < 0 || r.Sessions < 0 {
 		return nil, configErr("negative value")
+	}
+	if math.IsNaN(r.Rate) || math.IsInf(r.Rate, 0) {
+		return nil, configErr("rate %g is not a number of arrivals per second", r.Rate)
 	}
 	r.open = r.Rate > 0 && r.Scenario != ColdStart
 	if r.Concurrency == 0 {

@@ -8,7 +8,8 @@
 // sessions are used (one shared session with many calls in flight, a pool, or a new session
 // per iteration) and its bounds (a duration and/or a number of iterations: every loop ends).
 //
-// When to send (loadgen/pacer) is kept apart from who sends (one executor per model); workers
+// When to send (loadgen/pacer) is kept apart from who sends: one executor type per model
+// (open rate, closed workers, cold starts), each with Run(ctx, out) as k6's executors; workers
 // hand their samples in batches to one aggregator (loadgen/metrics), which keeps HdrHistograms
 // and writes the trace (loadgen/trace); the run is summarised once at the end into a
 // metrics.Run, judged by loadgen/analysis and loadgen/threshold. [Run] returns it; rundir

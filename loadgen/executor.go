@@ -2,18 +2,17 @@ package loadgen
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
-	"github.com/mcpspec/mcpspec/loadgen/pacer"
 	"github.com/mcpspec/mcpspec/session"
 )
 
-// worker carries out iterations; it owns its picker, its sample batch and its request buffer,
-// so nothing on its path takes a lock.
+// worker carries out iterations for an executor; it owns its picker, its sample batch and its
+// request buffer, so nothing on its path takes a lock.
 type worker struct {
-	e     *engine
+	s     *shared
+	out   chan<- *[]metrics.Sample
 	id    int32
 	pick  *picker
 	batch *[]metrics.Sample
@@ -23,30 +22,30 @@ type worker struct {
 	buf   []byte
 }
 
-func (e *engine) newWorker(id int) *worker {
-	return &worker{e: e, id: int32(id), pick: newPicker(e.cfg.Workload, e.cfg.Seed, id), buf: make([]byte, 0, 256)}
+func newWorker(s *shared, out chan<- *[]metrics.Sample, id int) *worker {
+	return &worker{s: s, out: out, id: int32(id), pick: newPicker(s.cfg.Workload, s.cfg.Seed, id), buf: make([]byte, 0, 256)}
 }
 
-// record keeps a sample; the batch goes to the aggregator when full or when a new second
-// begins, so the timeline stays current.
-func (w *worker) record(s *metrics.Sample) {
-	w.e.completed.Add(1)
-	if s.Intended < w.e.cfg.Warmup {
+// record keeps a sample taken under ctx, the run's context; the batch goes to the aggregator
+// when full or when a new second begins, so the timeline stays current.
+func (w *worker) record(ctx context.Context, smp *metrics.Sample) {
+	w.s.completed.Add(1)
+	if smp.Intended < w.s.cfg.Warmup {
 		return
 	}
-	if s.Category == session.Cancelled && w.e.interrupt.Err() != nil {
+	if smp.Category == session.Cancelled && interrupted(ctx) {
 		// Cancelled by the user's interruption: says nothing about the server.
 		return
 	}
-	sec := int64(s.Done / time.Second)
+	sec := int64(smp.Done / time.Second)
 	if w.batch != nil && sec != w.sec {
 		w.flush()
 	}
 	if w.batch == nil {
-		w.batch = w.e.getBatch()
-		w.sec, w.since = sec, s.Done
+		w.batch = w.s.getBatch()
+		w.sec, w.since = sec, smp.Done
 	}
-	*w.batch = append(*w.batch, *s)
+	*w.batch = append(*w.batch, *smp)
 	if len(*w.batch) == cap(*w.batch) {
 		w.flush()
 	}
@@ -55,74 +54,64 @@ func (w *worker) record(s *metrics.Sample) {
 // flushIfStale hands over a batch older than 200ms, before the worker waits for work, so an
 // idle worker does not hold back the live view.
 func (w *worker) flushIfStale() {
-	if w.batch != nil && w.e.since()-w.since > 200*time.Millisecond {
+	if w.batch != nil && w.s.since()-w.since > 200*time.Millisecond {
 		w.flush()
 	}
 }
 
+// flush hands the batch to the aggregator, which reads out until every worker is done.
 func (w *worker) flush() {
 	if w.batch == nil {
 		return
 	}
 	if len(*w.batch) == 0 {
-		w.e.putBatch(w.batch)
+		w.s.putBatch(w.batch)
 	} else {
-		w.e.batches <- w.batch
+		w.out <- w.batch
 	}
 	w.batch = nil
 }
 
-// claim takes one iteration of the run's bound; false once they are all taken.
-func (e *engine) claim() bool {
-	if e.cfg.Iterations <= 0 {
-		return true
-	}
-	return e.claimed.Add(1) <= e.cfg.Iterations
-}
-
-// iterationDone counts an iteration and ends the run after the last one.
-func (e *engine) iterationDone() {
-	e.agg.Do(func(st *metrics.State) { st.AddIteration() })
-}
-
-// iterate runs one iteration whose first request was due at intended.
-func (w *worker) iterate(intended time.Duration) {
-	e := w.e
-	defer e.iterationDone()
+// iterate runs one iteration whose first request was due at intended. Its requests run under
+// ctx, the run's context; once send (the executor's sending window) is over, no further step
+// starts.
+func (w *worker) iterate(ctx, send context.Context, intended time.Duration) {
+	s := w.s
+	defer s.iterationDone()
 	var entry *Entry
 	var stepOps []int32
-	if wl := e.cfg.Workload; wl != nil && len(wl.Entries) > 0 {
+	if wl := s.cfg.Workload; wl != nil && len(wl.Entries) > 0 {
 		i := w.pick.pick()
-		entry, stepOps = &wl.Entries[i], e.steps[i]
+		entry, stepOps = &wl.Entries[i], s.steps[i]
 	}
 	slot := int(w.id)
-	if e.cfg.open {
+	if s.cfg.open {
 		slot = -1
 	}
-	l, err := e.sess.get(e.callCtx, slot)
-	if e.sessionOp >= 0 {
-		now := e.since()
-		s := metrics.Sample{Op: e.sessionOp, Worker: w.id, Intended: intended, Sent: now - l.open, Done: now}
+	l, err := s.sess.get(ctx, slot)
+	if s.sessionOp >= 0 {
+		now := s.since()
+		smp := metrics.Sample{Op: s.sessionOp, Worker: w.id, Intended: intended, Sent: now - l.open, Done: now}
 		if err != nil {
-			s.Sent = intended
-			(&Outcome{Err: err}).fill(&s)
+			smp.Sent = intended
+			(&Outcome{Err: err}).fill(&smp)
 		}
-		w.record(&s)
+		w.record(ctx, &smp)
 		if err != nil {
 			return
 		}
 	} else if err != nil {
 		if entry != nil {
-			now := e.since()
-			s := metrics.Sample{Op: stepOps[0], Worker: w.id, Intended: intended, Sent: now, Done: now}
-			(&Outcome{Err: err}).fill(&s)
-			w.record(&s)
+			now := s.since()
+			smp := metrics.Sample{Op: stepOps[0], Worker: w.id, Intended: intended, Sent: now, Done: now}
+			(&Outcome{Err: err}).fill(&smp)
+			w.record(ctx, &smp)
 		}
 		return
 	}
 	broken := false
-	defer func() { e.sess.release(l, broken) }()
-	if entry == nil || (e.cfg.Abandon && entry == nil) {
+	defer func() { s.sess.release(l, broken) }()
+	if entry == nil {
 		return
 	}
 	due := intended
@@ -134,45 +123,40 @@ func (w *worker) iterate(intended time.Duration) {
 		}
 		ok := false
 		for range tries {
-			s := metrics.Sample{Op: stepOps[i], Worker: w.id, Intended: due}
-			o := w.send(st, l.c.Session, &s)
-			o.fill(&s)
-			w.record(&s)
-			if s.Category == session.Crash || s.Category == session.Disconnected {
+			smp := metrics.Sample{Op: stepOps[i], Worker: w.id, Intended: due}
+			o := w.send(ctx, st, l.c.Session, &smp)
+			o.fill(&smp)
+			w.record(ctx, &smp)
+			if smp.Category == session.Crash || smp.Category == session.Disconnected {
 				broken = true
 			}
-			ok = !s.Error() && !s.Failed
-			if ok || broken || e.callCtx.Err() != nil {
+			ok = !smp.Error() && !smp.Failed
+			if ok || broken || ctx.Err() != nil {
 				break
 			}
 		}
-		if broken || (!ok && st.OnError == Abort) || e.sendCtx.Err() != nil {
+		if broken || (!ok && st.OnError == Abort) || send.Err() != nil {
 			return
 		}
-		if st.Think > 0 && !sleep(e.sendCtx, st.Think) {
+		if st.Think > 0 && !sleep(send, st.Think) {
 			return
 		}
-		due = e.since()
+		due = s.since()
 	}
 }
 
-// send makes one request, counting it in flight.
-func (w *worker) send(st *Step, s *session.Session, smp *metrics.Sample) Outcome {
-	e := w.e
-	n := e.inFlight.Add(1)
-	for {
-		m := e.maxFlight.Load()
-		if n <= m || e.maxFlight.CompareAndSwap(m, n) {
-			break
-		}
-	}
-	smp.Sent = e.since()
-	o := st.call(e.callCtx, s, e.cfg.RequestTimeout, &w.buf)
-	smp.Done = e.since()
-	e.inFlight.Add(-1)
+// send makes one request under ctx, counting it in flight.
+func (w *worker) send(ctx context.Context, st *Step, sess *session.Session, smp *metrics.Sample) Outcome {
+	s := w.s
+	s.noteInFlight()
+	smp.Sent = s.since()
+	o := st.call(ctx, sess, s.cfg.RequestTimeout, &w.buf)
+	smp.Done = s.since()
+	s.inFlight.Add(-1)
 	return o
 }
 
+// sleep waits d, or less if ctx ends first (then false).
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -181,203 +165,5 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	case <-ctx.Done():
 		return false
-	}
-}
-
-// closedModel runs the workers the schedule asks for; each starts its next iteration when
-// the previous one ends (latency from the actual send: the closed model cannot see queueing).
-func (e *engine) closedModel(wg *sync.WaitGroup) {
-	sched := e.workerSchedule()
-	var mu sync.Mutex // guards running
-	running := make([]bool, sched.Max()+1)
-	var cur int
-	var curMu sync.RWMutex // guards cur
-	spawn := func(n int) {
-		mu.Lock()
-		defer mu.Unlock()
-		for id := range min(n, len(running)) {
-			if running[id] {
-				continue
-			}
-			running[id] = true
-			wg.Go(func() {
-				w := e.newWorker(id)
-				defer func() {
-					w.flush()
-					mu.Lock()
-					running[id] = false
-					mu.Unlock()
-				}()
-				for e.sendCtx.Err() == nil {
-					curMu.RLock()
-					keep := id < cur
-					curMu.RUnlock()
-					if !keep || !e.claim() {
-						return
-					}
-					w.iterate(e.since())
-				}
-			})
-		}
-	}
-	wg.Go(func() {
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		last := ""
-		for {
-			el := e.since()
-			n, ok := sched.At(el)
-			if !ok {
-				return
-			}
-			if name := e.legAt(el); name != last {
-				last = name
-				e.stage.Store(name)
-				e.event("stage", name+": "+itoa(n)+" workers")
-			}
-			curMu.Lock()
-			cur = n
-			curMu.Unlock()
-			exhausted := e.cfg.Iterations > 0 && e.claimed.Load() >= e.cfg.Iterations
-			if !exhausted {
-				spawn(n)
-			} else {
-				// Every iteration is claimed: the run ends when the workers finish them.
-				mu.Lock()
-				idle := true
-				for _, r := range running {
-					idle = idle && !r
-				}
-				mu.Unlock()
-				if idle {
-					return
-				}
-			}
-			select {
-			case <-e.sendCtx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	})
-}
-
-// openModel sends on the pacer's schedule: each arrival is handed to an idle worker, a new one
-// is started when none is idle, and when MaxInFlight workers are all busy the arrival waits
-// for one — counted as a cap hit, its wait in its latency, never queued silently.
-func (e *engine) openModel(wg *sync.WaitGroup) {
-	p := e.pacer()
-	work := make(chan time.Duration)
-	quit := make(chan struct{}) // closed when the dispatcher sends no more
-	spawned := 0
-	startWorker := func(first time.Duration) {
-		id := spawned
-		spawned++
-		wg.Go(func() {
-			w := e.newWorker(id)
-			defer w.flush()
-			due := first
-			for {
-				w.iterate(due)
-				w.flushIfStale()
-				select {
-				case due = <-work:
-				case <-quit:
-					return
-				case <-e.sendCtx.Done():
-					return
-				}
-			}
-		})
-	}
-	wg.Go(func() {
-		defer close(quit)
-		last := ""
-		capped := false
-		for hits := uint64(0); ; hits++ {
-			due, ok := p.Due(hits)
-			if !ok {
-				return
-			}
-			// An arrival due before the end is sent even when the dispatcher wakes after it
-			// (a busy machine): its lateness is in its latency. Past the end nothing blocks.
-			late := e.sendCtx.Err() != nil
-			if wait := time.Until(e.start.Add(due)); wait > 0 && !late && !sleep(e.sendCtx, wait) {
-				late = true
-			}
-			if e.interrupt.Err() != nil {
-				e.countUnsent(p, hits)
-				return
-			}
-			if !e.claim() {
-				return
-			}
-			e.offered.Add(1)
-			if name := e.legAt(due); name != last {
-				last = name
-				e.stage.Store(name)
-				e.event("stage", name+": "+ftoa(p.Rate(due))+"/s")
-			}
-			select {
-			case work <- due:
-				continue
-			default:
-			}
-			if spawned < e.cfg.MaxInFlight {
-				startWorker(due)
-				continue
-			}
-			if late {
-				e.offered.Add(-1)
-				e.countUnsent(p, hits)
-				return
-			}
-			e.capHits.Add(1)
-			if !capped {
-				capped = true
-				e.event("cap_reached", "the in-flight cap ("+itoa(e.cfg.MaxInFlight)+") was reached: arrivals wait for a free slot, and the wait counts in their latency")
-			}
-			select {
-			case work <- due:
-				if d := int64(e.since() - due); d > e.maxDelay.Load() {
-					e.maxDelay.Store(d)
-				}
-			case <-e.sendCtx.Done():
-				e.offered.Add(-1)
-				e.countUnsent(p, hits)
-				return
-			}
-		}
-	})
-}
-
-// countUnsent counts the arrivals from hit n on that were due before the run's end.
-func (e *engine) countUnsent(p pacer.Pacer, n uint64) {
-	end := e.since()
-	if e.total > 0 {
-		end = min(end, e.total)
-	}
-	var k int64
-	for ; k < 10_000_000; k++ {
-		at, ok := p.Due(n + uint64(k))
-		if !ok || at >= end {
-			break
-		}
-	}
-	e.unsent.Add(k)
-}
-
-// coldStart opens fresh sessions, Concurrency at a time, Iterations in all, and measures each
-// phase: connect (spawn or dial until the first frame leaves), handshake (until the session is
-// open), first_call (the workload's first step), total.
-func (e *engine) coldStart(wg *sync.WaitGroup) {
-	for id := range e.cfg.Concurrency {
-		wg.Go(func() {
-			w := e.newWorker(id)
-			defer w.flush()
-			for e.sendCtx.Err() == nil && e.claim() {
-				w.coldStartOnce()
-			}
-		})
 	}
 }

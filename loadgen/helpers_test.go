@@ -29,7 +29,7 @@ func (d pipeDialer) Dial(ctx context.Context) (transport.Conn, error) {
 }
 
 // testServer returns the options of a reference server with opts, served in memory.
-func testServer(t *testing.T, opts *mcptest.Options) (serverconn.Options, *mcptest.Backend) {
+func testServer(t testing.TB, opts *mcptest.Options) (serverconn.Options, *mcptest.Backend) {
 	t.Helper()
 	b := mcptest.NewBackend(opts)
 	var wg sync.WaitGroup

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
@@ -18,9 +19,91 @@ type leg struct {
 	level float64
 }
 
-// schedule resolves the scenario into legs: their total length, the metrics' stage specs.
-func (e *engine) schedule() {
-	c := e.cfg
+// plan is what a run will do, worked out and checked before it starts; it does not change
+// while the run goes.
+type plan struct {
+	cfg *resolved
+	ops opTable
+	// steps is the op index of each workload entry's steps; phaseOps the cold start's phases.
+	steps     [][]int32
+	phaseOps  map[string]int32
+	sessionOp int32 // the per-iteration session's op, or -1
+
+	legs   []leg
+	stages []metrics.StageSpec
+	// total is the scheduled length (0: bounded by iterations only); bound is when sending
+	// stops at the latest (total, or MaxDuration).
+	total, bound time.Duration
+	// pacer is the open model's arrival schedule, workers the closed model's worker schedule.
+	pacer   pacer.Pacer
+	workers pacer.Workers
+}
+
+// newPlan resolves the scenario's schedule and the workload's operations. A schedule the
+// pacers cannot follow is an [ErrConfig] error, never silently another schedule.
+func newPlan(cfg *resolved) (*plan, error) {
+	p := &plan{cfg: cfg, phaseOps: map[string]int32{}, sessionOp: -1}
+	p.buildOps()
+	legs, err := scheduleLegs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.legs = legs
+	for _, l := range legs {
+		p.total += l.d
+		p.stages = append(p.stages, metrics.StageSpec{Name: l.name, DurationSecs: l.d.Seconds(), Target: l.level})
+	}
+	if len(legs) == 0 {
+		p.total = cfg.Duration
+	}
+	p.bound = p.total
+	if p.bound <= 0 {
+		p.bound = cfg.MaxDuration
+	}
+	if len(legs) == 0 {
+		p.pacer = pacer.Constant{PerSecond: cfg.Rate, Duration: p.bound}
+		p.workers = pacer.Workers{Start: cfg.Concurrency, Duration: p.bound}
+		return p, nil
+	}
+	start, st := stagesOf(legs)
+	p.workers = pacer.Workers{Start: int(start), Stages: st}
+	if cfg.open {
+		sp, err := pacer.NewStages(start, st)
+		if err != nil {
+			return nil, configErr("%s: %v", cfg.Scenario, err)
+		}
+		p.pacer = sp
+	}
+	return p, nil
+}
+
+// buildOps assigns the operation indexes of the workload's steps and the scenario's phases.
+func (p *plan) buildOps() {
+	cfg := p.cfg
+	if cfg.Scenario == ColdStart {
+		for _, ph := range []string{"connect", "handshake", "first_call", "total"} {
+			p.phaseOps[ph] = p.ops.index(metrics.Op{Name: ph, Kind: metrics.KindPhase})
+		}
+	}
+	if cfg.SessionMode == PerIteration && cfg.Scenario != ColdStart {
+		p.sessionOp = p.ops.index(metrics.Op{Name: "open", Kind: metrics.KindSession})
+	}
+	if cfg.Workload == nil {
+		return
+	}
+	for _, en := range cfg.Workload.Entries {
+		idx := make([]int32, len(en.Steps))
+		for j, st := range en.Steps {
+			idx[j] = p.ops.index(metrics.Op{Name: st.Name, Kind: st.Kind})
+		}
+		p.steps = append(p.steps, idx)
+	}
+}
+
+// scheduleLegs resolves a spike or a ramp into legs (none for the other scenarios) and checks
+// them: every leg after the first starts with a jump of [jump] and so must last longer than
+// it, and every level must be a finite, non-negative rate or number of workers.
+func scheduleLegs(c *resolved) ([]leg, error) {
 	base := c.Rate
 	if !c.open {
 		base = float64(c.Concurrency)
@@ -54,6 +137,9 @@ func (e *engine) schedule() {
 			steps = 5
 		}
 		per := c.Duration / time.Duration(steps)
+		if per <= jump {
+			return nil, configErr("ramp: %d steps over %v last %v each, want more than %v (fewer steps or a longer duration)", steps, c.Duration, per, jump)
+		}
 		for k := range steps {
 			lv := base
 			if steps > 1 {
@@ -65,15 +151,19 @@ func (e *engine) schedule() {
 			legs = append(legs, leg{fmt.Sprintf("step %d", k+1), per, lv})
 		}
 	}
-	if len(legs) == 0 {
-		e.total = c.Duration
-		return
+	unit := "rate"
+	if !c.open {
+		unit = "number of workers"
 	}
-	for _, l := range legs {
-		e.total += l.d
-		e.runStages = append(e.runStages, metrics.StageSpec{Name: l.name, DurationSecs: l.d.Seconds(), Target: l.level})
+	for i, l := range legs {
+		if l.d <= 0 || (i > 0 && l.d <= jump) {
+			return nil, configErr("%s: stage %q lasts %v, want more than %v (check the %s's timings against the duration %v)", c.Scenario, l.name, l.d, jump, c.Scenario, c.Duration)
+		}
+		if l.level < 0 || math.IsNaN(l.level) || math.IsInf(l.level, 0) {
+			return nil, configErr("%s: stage %q has %s %g, want a finite number ≥ 0", c.Scenario, l.name, unit, l.level)
+		}
 	}
-	e.legs = legs
+	return legs, nil
 }
 
 // stagesOf turns legs into a pacer schedule: each leg jumps to its level, then holds it.
@@ -89,55 +179,24 @@ func stagesOf(legs []leg) (start float64, st []pacer.Stage) {
 	return start, st
 }
 
-// pacer returns the open model's schedule.
-func (e *engine) pacer() pacer.Pacer {
-	c := e.cfg
-	if len(e.legs) > 0 {
-		start, st := stagesOf(e.legs)
-		p, err := pacer.NewStages(start, st)
-		if err == nil {
-			return p
-		}
-	}
-	d := e.total
-	if d <= 0 {
-		d = c.MaxDuration
-	}
-	return pacer.Constant{PerSecond: c.Rate, Duration: d}
-}
-
-// workerSchedule returns the closed model's schedule.
-func (e *engine) workerSchedule() pacer.Workers {
-	c := e.cfg
-	if len(e.legs) > 0 {
-		start, st := stagesOf(e.legs)
-		return pacer.Workers{Start: int(start), Stages: st}
-	}
-	d := e.total
-	if d <= 0 {
-		d = c.MaxDuration
-	}
-	return pacer.Workers{Start: c.Concurrency, Duration: d}
-}
-
-// legAt names the leg at elapsed.
-func (e *engine) legAt(elapsed time.Duration) string {
+// legAt returns the leg at elapsed (nil outside the legs).
+func (p *plan) legAt(elapsed time.Duration) *leg {
 	var t time.Duration
-	for _, l := range e.legs {
-		t += l.d
+	for i := range p.legs {
+		t += p.legs[i].d
 		if elapsed < t {
-			return l.name
+			return &p.legs[i]
 		}
 	}
-	return ""
+	return nil
 }
 
 // scenarioMeta is the resolved scenario for metrics.json.
-func (e *engine) scenarioMeta() metrics.Scenario {
-	c := e.cfg
+func (p *plan) scenarioMeta() metrics.Scenario {
+	c := p.cfg
 	s := metrics.Scenario{
-		Kind: c.Scenario, Model: "closed", DurationSecs: e.total.Seconds(), Iterations: c.Iterations,
-		SessionMode: string(c.SessionMode), WarmupSecs: c.Warmup.Seconds(), Seed: c.Seed, Stages: e.runStages,
+		Kind: c.Scenario, Model: "closed", DurationSecs: p.total.Seconds(), Iterations: c.Iterations,
+		SessionMode: string(c.SessionMode), WarmupSecs: c.Warmup.Seconds(), Seed: c.Seed, Stages: p.stages,
 	}
 	if c.SessionMode == Pooled {
 		s.Sessions = c.Sessions
@@ -146,7 +205,7 @@ func (e *engine) scenarioMeta() metrics.Scenario {
 		s.Model, s.Rate, s.MaxInFlight = "open", c.Rate, c.MaxInFlight
 	} else {
 		s.Concurrent = c.Concurrency
-		for _, l := range e.legs {
+		for _, l := range p.legs {
 			s.Concurrent = max(s.Concurrent, int(l.level))
 		}
 	}
@@ -162,4 +221,14 @@ func (e *engine) scenarioMeta() metrics.Scenario {
 		}
 	}
 	return s
+}
+
+// describe says in one line what the run does.
+func (p *plan) describe() string {
+	c := p.cfg
+	model := fmt.Sprintf("closed model, %d workers", c.Concurrency)
+	if c.open {
+		model = fmt.Sprintf("open model, %g/s, at most %d in flight", c.Rate, c.MaxInFlight)
+	}
+	return fmt.Sprintf("%s, %s, sessions %s", c.Scenario, model, c.SessionMode)
 }

@@ -7,6 +7,8 @@
 // stalls cannot hide the stall behind requests that were never sent (coordinated omission).
 //
 // [Constant] is a fixed rate; [Stages] ramps the rate linearly between targets, as k6's
-// ramping-arrival-rate executor does. [Workers] is the closed model's schedule: how many workers
-// should be running at a moment.
+// ramping-arrival-rate executor does. [DueBefore] counts the hits due before a moment in a
+// bounded number of questions, however many there are. [Workers] is the closed model's
+// schedule: how many workers should be running at a moment, and [Workers.Next] when that next
+// changes, so an executor sleeps until then rather than polling.
 package pacer

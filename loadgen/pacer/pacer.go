@@ -152,3 +152,40 @@ func (s *Stages) Due(n uint64) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// DueBefore returns how many hits, from hit from on, p has due before t: the k hits from,
+// from+1, … from+k-1 whose [Pacer.Due] is earlier than t. It asks p at most about 130 times
+// whatever the count (an exponential then a binary search over n, as Due never decreases in
+// n), so a high rate over a long time is counted exactly, not looped over.
+func DueBefore(p Pacer, from uint64, t time.Duration) uint64 {
+	due := func(n uint64) bool {
+		at, ok := p.Due(n)
+		return ok && at < t
+	}
+	if !due(from) {
+		return 0
+	}
+	// lo is due, hi is not (or is the last hit there can be).
+	lo, hi := from, from
+	for step := uint64(1); ; step *= 2 {
+		if hi = from + step; hi < from || step == 0 {
+			hi = math.MaxUint64
+		}
+		if !due(hi) {
+			break
+		}
+		lo = hi
+		if hi == math.MaxUint64 {
+			return hi - from
+		}
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if due(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi - from
+}

@@ -2,6 +2,7 @@ package pacer
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -136,5 +137,103 @@ func TestWorkers(t *testing.T) {
 	}
 	if _, ok := fixed.At(time.Second); ok {
 		t.Error("fixed schedule must end")
+	}
+}
+
+// countingPacer counts the questions asked of it.
+type countingPacer struct {
+	Pacer
+	calls int
+}
+
+func (c *countingPacer) Due(n uint64) (time.Duration, bool) {
+	c.calls++
+	return c.Pacer.Due(n)
+}
+
+// DueBefore counts exactly what a loop over Due would, asking a bounded number of questions
+// however many hits there are.
+func TestDueBefore(t *testing.T) {
+	stages, err := NewStages(10, []Stage{{2 * time.Second, 110}, {time.Second, 110}, {2 * time.Second, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := func(p Pacer, from uint64, end time.Duration) uint64 {
+		k := uint64(0)
+		for {
+			at, ok := p.Due(from + k)
+			if !ok || at >= end {
+				return k
+			}
+			k++
+		}
+	}
+	for _, p := range []Pacer{stages, Constant{PerSecond: 400, Duration: time.Second}, Constant{PerSecond: 3}} {
+		for _, from := range []uint64{0, 1, 7, 120, 339, 400} {
+			for _, end := range []time.Duration{0, time.Millisecond, 2500 * time.Microsecond, time.Second, 2 * time.Second, 4500 * time.Millisecond, time.Hour} {
+				if got, want := DueBefore(p, from, end), loop(p, from, end); got != want {
+					t.Errorf("%v: DueBefore(%d, %v) = %d, loop says %d", p, from, end, got, want)
+				}
+			}
+		}
+	}
+	// A billion hits a second for an hour: 3.6e12 hits, far beyond any loop, counted exactly
+	// with at most ~130 calls of Due.
+	cp := &countingPacer{Pacer: Constant{PerSecond: 1e9}}
+	if got := DueBefore(cp, 1000, time.Hour); got != 3_600_000_000_000-1000 {
+		t.Errorf("1e9/s for 1h from hit 1000: %d hits", got)
+	}
+	if cp.calls > 130 {
+		t.Errorf("DueBefore asked Due %d times", cp.calls)
+	}
+	// An endless schedule reaching the end of uint64 stops there.
+	if got := DueBefore(Constant{PerSecond: 1e300}, 5, time.Hour); got != math.MaxUint64-5 {
+		t.Errorf("saturated count %d", got)
+	}
+}
+
+func TestWorkersNext(t *testing.T) {
+	// 1 worker for 1s, a 1ms jump to 8, 8 for 1s, a 1ms jump back to 1, then 1s.
+	w := Workers{Start: 1, Stages: []Stage{{time.Second, 1}, {time.Millisecond, 8}, {time.Second, 8}, {time.Millisecond, 1}, {time.Second, 1}}}
+	// Walking from change to change visits every whole number of workers on the way, each at
+	// the first nanosecond it holds, and ends with the schedule.
+	var seen []int
+	at, ok := time.Duration(0), true
+	for steps := 0; ok; steps++ {
+		if steps > 100 {
+			t.Fatal("Next does not reach the end")
+		}
+		n, running := w.At(at)
+		if !running {
+			break
+		}
+		if len(seen) == 0 || seen[len(seen)-1] != n {
+			seen = append(seen, n)
+		}
+		next, more := w.Next(at)
+		if more {
+			if next <= at {
+				t.Fatalf("Next(%v) = %v, not later", at, next)
+			}
+			before, _ := w.At(next - 1)
+			if m, _ := w.At(next); m == before && next != time.Second && next != 2001*time.Millisecond && next != 2002*time.Millisecond {
+				t.Errorf("Next(%v) = %v, where nothing changes (%d workers)", at, next, m)
+			}
+		}
+		at, ok = next, more
+	}
+	want := []int{1, 2, 3, 4, 5, 6, 7, 8, 7, 6, 5, 4, 3, 2, 1}
+	if !slices.Equal(seen, want) {
+		t.Errorf("workers seen %v, want %v", seen, want)
+	}
+	if at, ok := w.Next(3002 * time.Millisecond); ok {
+		t.Errorf("Next after the end: %v", at)
+	}
+	fixed := Workers{Start: 4, Duration: time.Second}
+	if at, ok := fixed.Next(0); at != time.Second || !ok {
+		t.Errorf("fixed: Next(0) = %v, %v", at, ok)
+	}
+	if _, ok := (Workers{Start: 4}).Next(time.Hour); ok {
+		t.Error("an endless fixed schedule never changes")
 	}
 }

@@ -35,6 +35,44 @@ func (w Workers) At(elapsed time.Duration) (int, bool) {
 	return 0, false
 }
 
+// Next returns the first moment after elapsed at which the schedule may change: when [Workers.At]
+// gives another number (a whole worker more or fewer during a ramp) or a stage or the schedule
+// ends; false when nothing changes any more. A closed-model executor sleeps until then instead
+// of polling.
+func (w Workers) Next(elapsed time.Duration) (time.Duration, bool) {
+	if len(w.Stages) == 0 {
+		if w.Duration > 0 && elapsed < w.Duration {
+			return w.Duration, true
+		}
+		return 0, false
+	}
+	elapsed = max(elapsed, 0)
+	var t0 time.Duration
+	for _, st := range w.Stages {
+		end := t0 + st.Duration
+		if elapsed >= end {
+			t0 = end
+			continue
+		}
+		n, _ := w.At(elapsed)
+		if last, _ := w.At(end - 1); last == n {
+			return end, true
+		}
+		// At moves one way within a stage: bisect (elapsed, end-1] for its first change.
+		lo, hi := elapsed, end-1
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			if m, _ := w.At(mid); m == n {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		return hi, true
+	}
+	return 0, false
+}
+
 // Max returns the largest number of workers the schedule asks for.
 func (w Workers) Max() int {
 	m := w.Start
