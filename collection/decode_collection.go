@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/internal/protocol"
 )
 
 // topKeys are the keys a collection may have.
@@ -233,7 +233,7 @@ func (d *decoder) decodeServer(n *yaml.Node, name string) *Server {
 	}
 	if f, ok := fs["protocolVersion"]; ok {
 		if v, ok := d.str(f.val, what+" protocolVersion"); ok {
-			if versions := session.SupportedVersions(); !has(versions, v) {
+			if versions := protocol.SupportedVersions(); !has(versions, v) {
 				d.errf(f.val, suggest(v, versions), "%s: unknown protocolVersion %q (one of %s)", what, v, strings.Join(versions, ", "))
 			} else {
 				s.ProtocolVersion = v

@@ -10,9 +10,12 @@
 //     judged by the JSON-RPC and MCP rules, each finding minimised and savable as a test;
 //   - [github.com/mcpspec/mcpspec/detect/barrier]: releases N goroutines at one instant.
 //
-// Each detector's Run takes an opener and options and returns a report that renders as text
-// (WriteText), as JSON, and as test cases (Tests) for the reporters; it returns an error only
-// when it cannot be carried out. This package holds what the detectors share about making
-// calls: how one call ended as a detector sees it ([Outcome], [Class]: answered in time, slow,
-// never, the server gone) and which tools a detector may call on its own ([Selection]).
+// The concurrency detectors (deadlock, race, head-of-line) keep one contract, written down
+// here and checked at compile time in each: a Run of the shape [RunFunc] takes an opener and
+// options and returns a [Report] that renders as text (WriteText), as JSON, and as test cases
+// (Tests) for the reporters; Run returns an error only when it cannot be carried out. The
+// fuzzer and the probe have shapes of their own (raw sessions; rows of checks). This package
+// also holds what the detectors share about making calls: how one call ended as a detector
+// sees it ([Outcome], [Class]: answered in time, slow, never, the server gone) and which tools
+// a detector may call on its own ([Selection]).
 package detect

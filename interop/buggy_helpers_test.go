@@ -178,7 +178,7 @@ func twinExpectNoDeadlock(t *testing.T, r *deadlock.Report, code cli.ExitCode) {
 }
 
 // twinExpectNoRace asserts a verdict that is not a race (want: deterministic or by design).
-func twinExpectNoRace(t *testing.T, r *race.Report, code cli.ExitCode, want string) {
+func twinExpectNoRace(t *testing.T, r *race.Report, code cli.ExitCode, want race.Verdict) {
 	t.Helper()
 	if code != cli.ExitOK || r.Verdict != want {
 		t.Errorf("exit %d, verdict %s (%s), want %s", code, r.Verdict, r.Diagnosis, want)
@@ -186,7 +186,7 @@ func twinExpectNoRace(t *testing.T, r *race.Report, code cli.ExitCode, want stri
 }
 
 // twinExpectHOL asserts a head-of-line verdict and its exit code.
-func twinExpectHOL(t *testing.T, r *headofline.Report, code cli.ExitCode, want string) {
+func twinExpectHOL(t *testing.T, r *headofline.Report, code cli.ExitCode, want headofline.Verdict) {
 	t.Helper()
 	wantCode := cli.ExitOK
 	if want != headofline.VerdictConcurrent {

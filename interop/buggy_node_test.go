@@ -139,7 +139,8 @@ func TestBuggyNodeRace(t *testing.T) {
 	b := requireBuggyNode(t)
 	t.Parallel()
 	for _, c := range []struct {
-		name, script, tool, args, want string
+		name, script, tool, args string
+		want                     race.Verdict
 	}{
 		{"buggy", "race-buggy.mjs", "order_history", `{"customer":"ada"}`, race.VerdictRace},
 		{"healthy", "race-healthy.mjs", "order_history", `{"customer":"ada"}`, race.VerdictDeterministic},
@@ -157,7 +158,7 @@ func TestBuggyNodeRace(t *testing.T) {
 			}
 			if c.want != race.VerdictRace {
 				run.wantExit(t, cli.ExitOK)
-				if r.CrossTalk != nil && r.CrossTalk.Verdict == race.VerdictRace {
+				if r.CrossTalk != nil && r.CrossTalk.Verdict == race.CrossTalkLeak {
 					t.Errorf("false cross-talk: %s", r.CrossTalk.Reason)
 				}
 				return
@@ -166,7 +167,7 @@ func TestBuggyNodeRace(t *testing.T) {
 			if !slices.Contains(r.DivergentPaths, "$.content[0].text") || len(r.VolatilePaths) != 0 {
 				t.Errorf("divergent %v, volatile %v: want $.content[0].text divergent, nothing volatile", r.DivergentPaths, r.VolatilePaths)
 			}
-			if r.CrossTalk == nil || r.CrossTalk.Verdict != race.VerdictRace {
+			if r.CrossTalk == nil || r.CrossTalk.Verdict != race.CrossTalkLeak {
 				t.Errorf("cross-talk missed: %+v", r.CrossTalk)
 			}
 		})
@@ -180,7 +181,8 @@ func TestBuggyNodeRace(t *testing.T) {
 func TestBuggyNodeHeadOfLine(t *testing.T) {
 	b := requireBuggyNode(t)
 	for _, c := range []struct {
-		name, script, want string
+		name, script string
+		want         headofline.Verdict
 	}{
 		{"buggy", "hol-buggy.mjs", headofline.VerdictSerializes},
 		{"healthy", "hol-healthy.mjs", headofline.VerdictConcurrent},

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
@@ -107,7 +108,7 @@ func exerciseEverything(t *testing.T, ctx context.Context, s *session.Session, l
 		}
 	}
 	if !strings.Contains(s.Instructions(), "Everything") {
-		t.Errorf("Instructions() = %q, want the server's instructions document", transport.Excerpt([]byte(s.Instructions()), 80))
+		t.Errorf("Instructions() = %q, want the server's instructions document", textfmt.Excerpt([]byte(s.Instructions()), 80))
 	}
 
 	t.Run("ping", func(t *testing.T) {
@@ -236,7 +237,7 @@ func exerciseEverything(t *testing.T, ctx context.Context, s *session.Session, l
 		}
 		uri, text := resourceText(t, r.Result)
 		if uri != doc.URI || !strings.Contains(text, "#") {
-			t.Errorf("ReadResource %s = %s, %q; want the same URI and markdown text", doc.URI, uri, transport.Excerpt([]byte(text), 80))
+			t.Errorf("ReadResource %s = %s, %q; want the same URI and markdown text", doc.URI, uri, textfmt.Excerpt([]byte(text), 80))
 		}
 		templates, err := s.ListResourceTemplates(ctx)
 		if err != nil {

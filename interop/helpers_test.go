@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
@@ -221,7 +222,7 @@ func promptText(t *testing.T, result json.RawMessage) string {
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(result, &r); err != nil || len(r.Messages) == 0 {
-		t.Fatalf("prompts/get result %s: no messages (%v)", transport.Excerpt(result, 300), err)
+		t.Fatalf("prompts/get result %s: no messages (%v)", textfmt.Excerpt(result, 300), err)
 	}
 	return r.Messages[0].Content.Text
 }
@@ -236,7 +237,7 @@ func resourceText(t *testing.T, result json.RawMessage) (uri, text string) {
 		} `json:"contents"`
 	}
 	if err := json.Unmarshal(result, &r); err != nil || len(r.Contents) == 0 {
-		t.Fatalf("resources/read result %s: no contents (%v)", transport.Excerpt(result, 300), err)
+		t.Fatalf("resources/read result %s: no contents (%v)", textfmt.Excerpt(result, 300), err)
 	}
 	return r.Contents[0].URI, r.Contents[0].Text
 }

@@ -24,7 +24,7 @@ func (cr *colRun) runAudit(ctx context.Context, spec *collection.AuditSpec) {
 	}
 	fail := func(msg string, err error) {
 		rt := &result.Test{ID: "audit", Name: "audit " + name, Server: name, Kind: "audit", Status: result.Errored,
-			Error: &result.Error{Category: "ServerError", Message: msg + ": " + err.Error()}, Attempts: []result.Attempt{}}
+			Error: &result.Error{Category: result.ServerError, Message: msg + ": " + err.Error()}, Attempts: []result.Attempt{}}
 		cr.addTests(rt)
 	}
 	p, ok := cr.pools[name]

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -22,7 +23,7 @@ type ServerCheckError struct {
 
 // ServerFailure describes a failed connection (the same fields a test error carries).
 type ServerFailure struct {
-	Category string
+	Category result.Category
 	Message  string
 	Hint     string
 }
@@ -57,7 +58,7 @@ func CheckTools(ctx context.Context, col *collection.Collection, opts *Options) 
 		c, rerr := p.acquire(ctx)
 		if rerr != nil {
 			failures = append(failures, &ServerCheckError{Collection: col.Name, Server: name,
-				Err: &ServerFailure{Category: string(rerr.Category), Message: rerr.Message, Hint: rerr.Hint}})
+				Err: &ServerFailure{Category: rerr.Category, Message: rerr.Message, Hint: rerr.Hint}})
 			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, orDefault(p.srv.Timeouts.Call, o.CallTimeout))
@@ -66,7 +67,7 @@ func CheckTools(ctx context.Context, col *collection.Collection, opts *Options) 
 		p.closeAll()
 		if err != nil {
 			failures = append(failures, &ServerCheckError{Collection: col.Name, Server: name,
-				Err: &ServerFailure{Category: string(session.CategoryOf(err)), Message: "tools/list: " + err.Error()}})
+				Err: &ServerFailure{Category: session.CategoryOf(err), Message: "tools/list: " + err.Error()}})
 			continue
 		}
 		have := map[string]bool{}

@@ -41,7 +41,7 @@ func (cr *colRun) runGate(ctx context.Context, id, server string, gate func(cont
 	p, ok := cr.pools[server]
 	if !ok {
 		cr.addTests(&result.Test{ID: id, Name: id + " " + server, Server: server, Kind: id, Status: result.Errored,
-			Error: &result.Error{Category: "ServerError", Message: "the collection has no server " + server}})
+			Error: &result.Error{Category: result.ServerError, Message: "the collection has no server " + server}})
 		return
 	}
 	c, rerr := p.acquire(ctx)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
 
@@ -68,7 +69,7 @@ func (s *Session) classifySend(err error) *Error {
 func classifyStatus(st *transport.StatusError) *Error {
 	e := &Error{Category: ServerError, Message: fmt.Sprintf("HTTP %d", st.Status), Err: st}
 	if len(st.Body) > 0 {
-		e.Message += ": " + strings.TrimSpace(transport.Excerpt(st.Body, 200))
+		e.Message += ": " + strings.TrimSpace(textfmt.Excerpt(st.Body, 200))
 	}
 	// A JSON-RPC error in the body gives the code.
 	if env, err := decodeEnvelope(st.Body); err == nil && env.err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
 
@@ -447,7 +448,7 @@ func describe(raw []byte) string {
 	if raw == nil {
 		return "absent"
 	}
-	return transport.Excerpt(raw, 40)
+	return textfmt.Excerpt(raw, 40)
 }
 
 func excerpt(b []byte) []byte {

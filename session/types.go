@@ -3,6 +3,8 @@ package session
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/protocol"
 )
 
 // Era is the protocol generation a server speaks.
@@ -15,19 +17,18 @@ const (
 	EraStateless Era = "stateless"
 )
 
-// Protocol versions the client speaks, newest first.
+// Protocol versions the client speaks, newest first (the list lives in internal/protocol so
+// that packages below this one know it too).
 const (
-	Version20260728 = "2026-07-28"
-	Version20251125 = "2025-11-25"
-	Version20250618 = "2025-06-18"
-	Version20250326 = "2025-03-26"
-	Version20241105 = "2024-11-05"
+	Version20260728 = protocol.Version20260728
+	Version20251125 = protocol.Version20251125
+	Version20250618 = protocol.Version20250618
+	Version20250326 = protocol.Version20250326
+	Version20241105 = protocol.Version20241105
 )
 
 // SupportedVersions lists every protocol version the client speaks, newest first.
-func SupportedVersions() []string {
-	return []string{Version20260728, Version20251125, Version20250618, Version20250326, Version20241105}
-}
+func SupportedVersions() []string { return protocol.SupportedVersions() }
 
 // Implementation names a client or server (clientInfo / serverInfo).
 type Implementation struct {

@@ -88,20 +88,23 @@ func (o *Options) withDefaults() Options {
 	return v
 }
 
+// Verdict is what a probe, or a whole report, concluded; its JSON form is the string.
+type Verdict string
+
 // Verdicts of a probe and of a report.
 const (
 	// VerdictOK: every call was answered (some perhaps slow, but no more than alone).
-	VerdictOK = "ok"
+	VerdictOK Verdict = "ok"
 	// VerdictSlow: no deadlock, but concurrency made more than half the calls slow.
-	VerdictSlow = "slow"
+	VerdictSlow Verdict = "slow"
 	// VerdictDeadlock: a call was never answered while the server answered nothing else.
-	VerdictDeadlock = "deadlock"
+	VerdictDeadlock Verdict = "deadlock"
 	// VerdictCrash: the server went away during a call.
-	VerdictCrash = "crash"
+	VerdictCrash Verdict = "crash"
 	// VerdictIncomplete: the probe was stopped (time limit, interruption) before it finished.
-	VerdictIncomplete = "incomplete"
+	VerdictIncomplete Verdict = "incomplete"
 	// VerdictClean is a report's verdict when no probe found a deadlock or a crash.
-	VerdictClean = "clean"
+	VerdictClean Verdict = "clean"
 )
 
 // Run probes the server op opens. It fails only when the probe cannot be carried out: the
@@ -129,10 +132,10 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		if lo.Class != detect.Deadlock && lo.Class != detect.Crash {
 			return nil, fmt.Errorf("deadlock probe: tools/list: %w", err)
 		}
-		pr := Probe{Name: "tools/list", Method: "tools/list", Sequential: []detect.Outcome{lo}, Verdict: string(lo.Class),
+		pr := Probe{Name: "tools/list", Method: "tools/list", Sequential: []detect.Outcome{lo}, Verdict: VerdictDeadlock,
 			Diagnosis: "tools/list is never answered, even alone: the server is stuck before any tool runs"}
 		if lo.Class == detect.Crash {
-			pr.Diagnosis = "the server went away on tools/list: " + lo.Message
+			pr.Verdict, pr.Diagnosis = VerdictCrash, "the server went away on tools/list: "+lo.Message
 		}
 		r.Probes = append(r.Probes, pr)
 		r.tally()

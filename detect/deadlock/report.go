@@ -10,6 +10,12 @@ import (
 	"github.com/mcpspec/mcpspec/session"
 )
 
+// The detector keeps the contract of package detect.
+var (
+	_ detect.Report                    = (*Report)(nil)
+	_ detect.RunFunc[Options, *Report] = Run
+)
+
 // Report is what a probe found. Its JSON form is the `--json` output of `mcpspec deadlock`.
 type Report struct {
 	Server          session.Implementation `json:"serverInfo"`
@@ -18,7 +24,7 @@ type Report struct {
 	HangAfterMs     int64                  `json:"hangAfterMs"`
 	GraceMs         int64                  `json:"graceMs"`
 	// Verdict is VerdictDeadlock, VerdictCrash, VerdictSlow, VerdictClean or VerdictIncomplete.
-	Verdict string `json:"verdict"`
+	Verdict Verdict `json:"verdict"`
 	// DeadlockCount counts calls never answered; HangCount calls that passed the hang
 	// threshold (slow or deadlocked); SlowCount those answered late (or queued).
 	DeadlockCount int `json:"deadlock_count"`
@@ -48,7 +54,7 @@ type Probe struct {
 	// together.
 	Sequential []detect.Outcome `json:"sequential,omitempty"`
 	Concurrent []detect.Outcome `json:"concurrent"`
-	Verdict    string           `json:"verdict"`
+	Verdict    Verdict          `json:"verdict"`
 	Diagnosis  string           `json:"diagnosis"`
 	// AfterDeadlock says whether the session still answered ping once calls had deadlocked.
 	AfterDeadlock string `json:"afterDeadlock,omitempty"`

@@ -19,7 +19,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		orUnknown(r.Server.Name), r.Server.Version, r.Concurrency, time.Duration(r.HangAfterMs)*time.Millisecond, time.Duration(r.GraceMs)*time.Millisecond)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, p := range r.Probes {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, strings.ToUpper(p.Verdict), p.Diagnosis)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, strings.ToUpper(string(p.Verdict)), p.Diagnosis)
 		if p.AfterDeadlock != "" {
 			fmt.Fprintf(tw, "  \t\t%s\n", p.AfterDeadlock)
 		}
@@ -88,7 +88,7 @@ func (r *Report) Tests() []*result.Test {
 			t.Failures = []result.Failure{f}
 		case VerdictIncomplete:
 			t.Status = result.Errored
-			t.Error = &result.Error{Category: "Cancelled", Message: p.Diagnosis}
+			t.Error = &result.Error{Category: result.Cancelled, Message: p.Diagnosis}
 		}
 		t.Attempts = []result.Attempt{{Status: t.Status, Latency: t.Latency, Failures: t.Failures, Error: t.Error}}
 		out = append(out, t)

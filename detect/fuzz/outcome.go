@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
 
@@ -152,7 +153,7 @@ func orAbsent(raw []byte) string {
 	if raw == nil {
 		return "absent"
 	}
-	return transport.Excerpt(raw, 40)
+	return textfmt.Excerpt(raw, 40)
 }
 
 // frameProblem returns what is malformed about a received frame, "" when nothing is.

@@ -91,18 +91,21 @@ func (o *Options) withDefaults() Options {
 	return v
 }
 
+// Verdict is what a check concluded; its JSON form is the string.
+type Verdict string
+
 // Verdicts of a check.
 const (
 	// VerdictSerializes: fast calls wait for a single slow call.
-	VerdictSerializes = "serializes"
+	VerdictSerializes Verdict = "serializes"
 	// VerdictSaturates: fast calls get through beside one slow call, but wait once several are
 	// in flight (too few workers).
-	VerdictSaturates = "saturates"
+	VerdictSaturates Verdict = "saturates"
 	// VerdictConcurrent: fast calls never waited for slow ones.
-	VerdictConcurrent = "concurrent"
+	VerdictConcurrent Verdict = "concurrent"
 	// VerdictInconclusive: the calls could not tell (the slow call is not slow enough, the
 	// calls failed, or the check was stopped).
-	VerdictInconclusive = "inconclusive"
+	VerdictInconclusive Verdict = "inconclusive"
 )
 
 // Run checks op's server on one session. It fails only when the check cannot be carried out:

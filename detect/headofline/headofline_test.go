@@ -99,7 +99,7 @@ func TestSerializingScope(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		o    *mcptest.Options
-		want string
+		want headofline.Scope
 	}{
 		{"global", &mcptest.Options{Serialize: true, Era: mcptest.EraLegacy}, headofline.ScopeServer},
 		{"per session", &mcptest.Options{SerializeSession: true, Era: mcptest.EraLegacy}, headofline.ScopeSession},

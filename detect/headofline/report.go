@@ -7,9 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
+)
+
+// The detector keeps the contract of package detect.
+var (
+	_ detect.Report                    = (*Report)(nil)
+	_ detect.RunFunc[Options, *Report] = Run
 )
 
 // Report is what a check found. Its JSON form is the `--json` output of `mcpspec head-of-line`.
@@ -28,22 +35,25 @@ type Report struct {
 	// Scope says whom a serializing server makes wait: ScopeServer (every session) or
 	// ScopeSession (the calls of the slow call's own session); "" when not checked (a process
 	// per session, or no waiting). ScopeNote says why it could not be told.
-	Scope     string `json:"scope,omitempty"`
+	Scope     Scope  `json:"scope,omitempty"`
 	ScopeNote string `json:"scopeNote,omitempty"`
 	// Verdict is VerdictSerializes, VerdictSaturates, VerdictConcurrent or VerdictInconclusive.
-	Verdict   string        `json:"verdict"`
+	Verdict   Verdict       `json:"verdict"`
 	Diagnosis string        `json:"diagnosis"`
 	Duration  time.Duration `json:"-"`
 
 	fastP50, slowAlone time.Duration
 }
 
+// Scope is whom a serializing server makes wait; its JSON form is the string.
+type Scope string
+
 // Scopes of a serializing server.
 const (
 	// ScopeServer: a fast call on another session waited too.
-	ScopeServer = "server"
+	ScopeServer Scope = "server"
 	// ScopeSession: a fast call on another session went past.
-	ScopeSession = "session"
+	ScopeSession Scope = "session"
 )
 
 // Phase is the rounds with a number of slow calls in flight.
@@ -163,7 +173,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.ScopeNote != "" {
 		fmt.Fprintf(&b, "  (%s)\n", r.ScopeNote)
 	}
-	fmt.Fprintf(&b, "\nVerdict: %s\n  %s\n", strings.ToUpper(r.Verdict), r.Diagnosis)
+	fmt.Fprintf(&b, "\nVerdict: %s\n  %s\n", strings.ToUpper(string(r.Verdict)), r.Diagnosis)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -109,7 +109,7 @@ func TestJSONTextFieldsAreComparedOneByOne(t *testing.T) {
 	cases := []struct {
 		name      string
 		con       []detect.Outcome
-		verdict   string
+		verdict   Verdict
 		divergent []string
 	}{
 		{"race", []detect.Outcome{answer(5, "12:00:04"), answer(9, "12:00:04"), answer(7, "12:00:05")}, VerdictRace, []string{"$.content[0].text.items"}},
@@ -165,7 +165,7 @@ func TestVolatileTokensInText(t *testing.T) {
 	cases := []struct {
 		name     string
 		seq, con []detect.Outcome
-		want     string
+		want     Verdict
 	}{
 		{"race behind a timestamp", seq, []detect.Outcome{answer("4 orders, as of 2026-11-26T09:34:02.001Z (took 1ms)"), answer("9 orders, as of 2026-11-26T09:34:02.003Z (took 40ms)")}, VerdictRace},
 		{"timestamps alone", seq, []detect.Outcome{answer("4 orders, as of 2026-11-26T09:34:02.001Z (took 1ms)"), answer("4 orders, as of 2026-11-26T09:34:02.009Z (took 7ms)")}, VerdictByDesign},

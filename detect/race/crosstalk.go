@@ -14,21 +14,30 @@ import (
 	"github.com/mcpspec/mcpspec/session"
 )
 
+// CrossTalkVerdict is what the cross-talk form concluded; its JSON form is the string.
+type CrossTalkVerdict string
+
 // Verdicts of the cross-talk form.
 const (
-	CrossTalkLeak     = "race"
-	CrossTalkShared   = "shared state by design"
-	CrossTalkIsolated = "isolated"
-	CrossTalkSkipped  = "skipped"
+	// CrossTalkLeak: a concurrent answer carried another call's marker, and no answer one
+	// at a time did.
+	CrossTalkLeak CrossTalkVerdict = "race"
+	// CrossTalkShared: answers carried other calls' markers one at a time too (state shared
+	// across calls by design).
+	CrossTalkShared CrossTalkVerdict = "shared state by design"
+	// CrossTalkIsolated: every answer carried only its own marker, or none.
+	CrossTalkIsolated CrossTalkVerdict = "isolated"
+	// CrossTalkSkipped: no free-form string argument could carry a marker.
+	CrossTalkSkipped CrossTalkVerdict = "skipped"
 )
 
 // CrossTalk is what the cross-talk form found.
 type CrossTalk struct {
 	// Fields are the arguments that carried each call's marker (every free-form string), as
 	// JSONPaths into the arguments.
-	Fields  []string `json:"fields,omitempty"`
-	Verdict string   `json:"verdict"`
-	Reason  string   `json:"reason"`
+	Fields  []string         `json:"fields,omitempty"`
+	Verdict CrossTalkVerdict `json:"verdict"`
+	Reason  string           `json:"reason"`
 	// Echoes counts the concurrent answers that carried their own marker (the tool echoes
 	// the argument, so a leak would show).
 	Echoes int `json:"echoes"`

@@ -75,18 +75,21 @@ func (o *Options) withDefaults() Options {
 	return v
 }
 
+// Verdict is what a check concluded; its JSON form is the string.
+type Verdict string
+
 // Verdicts of a check.
 const (
 	// VerdictRace: answers diverge only under concurrency, or one call's answer carries
 	// another call's argument.
-	VerdictRace = "race"
+	VerdictRace Verdict = "race"
 	// VerdictByDesign: answers vary even one call at a time (timestamps, ids), and concurrency
 	// adds no other difference.
-	VerdictByDesign = "non-deterministic by design"
+	VerdictByDesign Verdict = "non-deterministic by design"
 	// VerdictDeterministic: every answer was the same.
-	VerdictDeterministic = "deterministic"
+	VerdictDeterministic Verdict = "deterministic"
 	// VerdictIncomplete: the check was stopped before it finished.
-	VerdictIncomplete = "incomplete"
+	VerdictIncomplete Verdict = "incomplete"
 )
 
 // Run checks op's server. It fails only when the check cannot be carried out: the server

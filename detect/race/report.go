@@ -13,6 +13,12 @@ import (
 	"github.com/mcpspec/mcpspec/session"
 )
 
+// The detector keeps the contract of package detect.
+var (
+	_ detect.Report                    = (*Report)(nil)
+	_ detect.RunFunc[Options, *Report] = Run
+)
+
 // Report is what a check found. Its JSON form is the `--json` output of `mcpspec race`.
 type Report struct {
 	Server          session.Implementation `json:"serverInfo"`
@@ -24,8 +30,8 @@ type Report struct {
 	Concurrency int    `json:"concurrency"`
 	Rounds      int    `json:"rounds"`
 	// Verdict is VerdictRace, VerdictByDesign, VerdictDeterministic or VerdictIncomplete.
-	Verdict   string `json:"verdict"`
-	Diagnosis string `json:"diagnosis"`
+	Verdict   Verdict `json:"verdict"`
+	Diagnosis string  `json:"diagnosis"`
 	// SequentialCalls and ConcurrentCalls count the identical calls made.
 	SequentialCalls int `json:"sequentialCalls"`
 	ConcurrentCalls int `json:"concurrentCalls"`

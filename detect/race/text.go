@@ -19,7 +19,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "Race check of %s on %s %s: %s of %d identical concurrent calls, %s one at a time\n",
 		r.Tool, name, r.Server.Version, textfmt.Plural(r.Rounds, "round"), r.Concurrency, textfmt.Plural(r.SequentialCalls, "call"))
 	fmt.Fprintf(&b, "Arguments (%s): %s\n\n", r.ArgsFrom, compact(r.Args))
-	fmt.Fprintf(&b, "Verdict: %s\n  %s\n", strings.ToUpper(r.Verdict), r.Diagnosis)
+	fmt.Fprintf(&b, "Verdict: %s\n  %s\n", strings.ToUpper(string(r.Verdict)), r.Diagnosis)
 	if len(r.VolatilePaths) > 0 {
 		fmt.Fprintf(&b, "\nVaries one call at a time (excused): %s\n", pathList(r.VolatilePaths))
 	}
@@ -39,7 +39,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "\nDivergent answer (%s):\n%s\n", textfmt.Plural(g.Count, "call"), indent(g.Diff, "  "))
 	}
 	if ct := r.CrossTalk; ct != nil {
-		fmt.Fprintf(&b, "\nCross-talk (%s): %s — %s\n", orDash(strings.Join(ct.Fields, ", ")), strings.ToUpper(ct.Verdict), ct.Reason)
+		fmt.Fprintf(&b, "\nCross-talk (%s): %s — %s\n", orDash(strings.Join(ct.Fields, ", ")), strings.ToUpper(string(ct.Verdict)), ct.Reason)
 		for i, l := range ct.Leaks {
 			if i == 3 {
 				fmt.Fprintf(&b, "  … %d more in --json\n", len(ct.Leaks)-3)
@@ -75,7 +75,7 @@ func (r *Report) Tests() []*result.Test {
 		t.Status = result.Failed
 	case r.Verdict == VerdictIncomplete:
 		t.Status = result.Errored
-		t.Error = &result.Error{Category: "Cancelled", Message: r.Diagnosis}
+		t.Error = &result.Error{Category: result.Cancelled, Message: r.Diagnosis}
 	}
 	t.Attempts = []result.Attempt{{Status: t.Status, Failures: t.Failures, Error: t.Error}}
 	out = append(out, t)

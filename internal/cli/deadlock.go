@@ -66,18 +66,7 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 		return &Error{Code: ExitConfig, Msg: "--args without --tool", Hint: "name the tool the arguments are for with --tool, or drop --args to probe every tool"}
 	}
 	o.Args = args
-	var r *deadlock.Report
-	err = a.runDetector(ctx, f, "deadlock", cmd.Duration("max-time"), func(ctx context.Context, t *target) (error, error) {
-		var err error
-		r, err = deadlock.Run(ctx, t.op, o)
-		if err != nil {
-			return nil, err
-		}
-		if !f.JSON {
-			if werr := r.WriteText(a.io.Stdout); werr != nil {
-				return nil, werr
-			}
-		}
+	return runDetectorVerb(ctx, a, f, "deadlock", cmd.Duration("max-time"), deadlock.Run, o, func(r *deadlock.Report) error {
 		diag := ""
 		if fs := r.Findings(); len(fs) > 0 {
 			diag = fmt.Sprintf("%s %s", fs[0].Name, fs[0].Diagnosis)
@@ -87,29 +76,19 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 		} else if r.Incomplete != "" {
 			diag = r.Incomplete
 		}
-		return verdictError(r.Found(), strings.ToLower(verdictWord(r.Verdict)), diag, r.Verdict == deadlock.VerdictIncomplete, ""), nil
+		return verdictError(r.Found(), strings.ToLower(verdictWord(r.Verdict)), diag, r.Verdict == deadlock.VerdictIncomplete, "")
 	})
-	if f.JSON {
-		var rep any
-		if r != nil {
-			rep = r
-		}
-		if werr := writeDetectorJSON(a.io.Stdout, ctx, transportOf(f), rep, err); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 // verdictWord names a deadlock verdict for the error line.
-func verdictWord(v string) string {
+func verdictWord(v deadlock.Verdict) string {
 	switch v {
 	case deadlock.VerdictDeadlock:
 		return "deadlock found"
 	case deadlock.VerdictCrash:
 		return "the server crashed"
 	}
-	return v
+	return string(v)
 }
 
 func explainDeadlock(w io.Writer, f serverFlags, o *deadlock.Options) error {

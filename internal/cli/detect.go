@@ -109,9 +109,37 @@ func (a *app) runDetector(ctx context.Context, f serverFlags, verb string, maxTi
 	return fromServerconn(err)
 }
 
-// writeDetectorJSON writes report (a detector's JSON object, its members in their order)
-// with transport and exitCode added, and the failure's fields when the run failed.
-func writeDetectorJSON(w io.Writer, ctx context.Context, transport string, report any, err error) error {
+// runDetectorVerb runs a detector verb: run with opts under [app.runDetector], its report as
+// text unless --json, then verdict's error (see [verdictError]); with --json, the report's
+// JSON document (see [writeDetectorJSON]), written whether or not the run could be carried out.
+func runDetectorVerb[O any, R detect.Report](ctx context.Context, a *app, f serverFlags, verb string, maxTime time.Duration,
+	run detect.RunFunc[O, R], opts *O, verdict func(R) error) error {
+	var rep detect.Report
+	err := a.runDetector(ctx, f, verb, maxTime, func(ctx context.Context, t *target) (error, error) {
+		r, err := run(ctx, t.op, opts)
+		if err != nil {
+			return nil, err
+		}
+		rep = r
+		if !f.JSON {
+			if werr := r.WriteText(a.io.Stdout); werr != nil {
+				return nil, werr
+			}
+		}
+		return verdict(r), nil
+	})
+	if f.JSON {
+		if werr := writeDetectorJSON(a.io.Stdout, ctx, transportOf(f), rep, err); err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// writeDetectorJSON writes report (a detector's JSON object, its members in their order; nil
+// when the run could not be carried out) with transport and exitCode added, and the
+// failure's fields when the run failed.
+func writeDetectorJSON(w io.Writer, ctx context.Context, transport string, report detect.Report, err error) error {
 	var extra [][2]any
 	if transport != "" {
 		extra = append(extra, [2]any{"transport", transport})

@@ -69,34 +69,13 @@ func (a *app) headOfLine(ctx context.Context, cmd *cli.Command) error {
 	if o.FastArgs, err = detectorArgs(ctx, "fast-args", cmd.String("fast-args"), a.io.Stdin); err != nil {
 		return err
 	}
-	var r *headofline.Report
-	err = a.runDetector(ctx, f, "head-of-line", cmd.Duration("max-time"), func(ctx context.Context, t *target) (error, error) {
-		var err error
-		r, err = headofline.Run(ctx, t.op, o)
-		if err != nil {
-			return nil, err
-		}
-		if !f.JSON {
-			if werr := r.WriteText(a.io.Stdout); werr != nil {
-				return nil, werr
-			}
-		}
+	return runDetectorVerb(ctx, a, f, "head-of-line", cmd.Duration("max-time"), headofline.Run, o, func(r *headofline.Report) error {
 		inconclusive := ""
 		if r.Verdict == headofline.VerdictInconclusive {
 			inconclusive = r.Diagnosis
 		}
-		return verdictError(r.Found(), "head-of-line blocking", r.Diagnosis, false, inconclusive), nil
+		return verdictError(r.Found(), "head-of-line blocking", r.Diagnosis, false, inconclusive)
 	})
-	if f.JSON {
-		var rep any
-		if r != nil {
-			rep = r
-		}
-		if werr := writeDetectorJSON(a.io.Stdout, ctx, transportOf(f), rep, err); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 func explainHeadOfLine(w io.Writer, f serverFlags, o *headofline.Options) error {

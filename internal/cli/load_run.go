@@ -22,7 +22,7 @@ import (
 	"github.com/mcpspec/mcpspec/loadgen/promexport"
 	"github.com/mcpspec/mcpspec/loadgen/rundir"
 	"github.com/mcpspec/mcpspec/loadgen/threshold"
-	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
@@ -411,15 +411,15 @@ func printLoadSummary(w io.Writer, run *metrics.Run, dir string) {
 }
 
 type catCount struct {
-	k string
+	k result.Category
 	v int64
 }
 
-func sortedCategoryCounts(m map[string]int64) []catCount {
+func sortedCategoryCounts(m map[result.Category]int64) []catCount {
 	var out []catCount
-	for _, c := range session.Categories() {
-		if m[string(c)] > 0 {
-			out = append(out, catCount{string(c), m[string(c)]})
+	for _, c := range result.Categories() {
+		if m[c] > 0 {
+			out = append(out, catCount{c, m[c]})
 		}
 	}
 	if n := m[metrics.ToolErrorCategory]; n > 0 {

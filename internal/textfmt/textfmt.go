@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mcpspec/mcpspec/session/transport"
 )
 
 // Duration renders d compactly and deterministically: 850µs, 2.5ms, 12ms, 1.25s, 2m3s; zero
@@ -36,6 +34,14 @@ func Plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
+// Excerpt returns at most n bytes of b as a string, marking a cut with "…".
+func Excerpt(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
+
 // ShortCommit keeps the first 12 characters of a commit hash.
 func ShortCommit(c string) string {
 	if len(c) > 12 {
@@ -45,12 +51,12 @@ func ShortCommit(c string) string {
 }
 
 // LastLines returns the last n non-empty lines of s (a server's stderr, say), each indented by
-// two spaces and cut at 300 bytes with [transport.Excerpt], joined by newlines.
+// two spaces and cut at 300 bytes with [Excerpt], joined by newlines.
 func LastLines(s string, n int) string {
 	var lines []string
 	for _, l := range strings.Split(strings.TrimRight(s, "\r\n"), "\n") {
 		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" {
-			lines = append(lines, "  "+transport.Excerpt([]byte(l), 300))
+			lines = append(lines, "  "+Excerpt([]byte(l), 300))
 		}
 	}
 	if len(lines) > n {

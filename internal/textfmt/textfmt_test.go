@@ -44,6 +44,18 @@ func TestShortCommit(t *testing.T) {
 	}
 }
 
+func TestExcerpt(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"", 3, ""}, {"abc", 3, "abc"}, {"abcd", 3, "abc…"}, {"abc", 0, "…"}} {
+		if got := Excerpt([]byte(tc.in), tc.n); got != tc.want {
+			t.Errorf("Excerpt(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
+
 func TestLastLines(t *testing.T) {
 	long := strings.Repeat("x", 310)
 	for _, tc := range []struct {

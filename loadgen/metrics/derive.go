@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/result"
 )
 
 // Derive fills run's summaries from st: percentiles, throughput, errors, per-operation numbers,
@@ -29,9 +29,9 @@ func Derive(run *Run, st *State) error {
 			run.Throughput.OfferedRate = round3(float64(c.Offered) / dur)
 		}
 	}
-	run.Errors = Errors{Total: c.Errors, ByCategory: map[string]int64{}, AssertionFailures: c.AssertionFailures}
-	for _, cat := range session.Categories() {
-		run.Errors.ByCategory[string(cat)] = 0
+	run.Errors = Errors{Total: c.Errors, ByCategory: map[result.Category]int64{}, AssertionFailures: c.AssertionFailures}
+	for _, cat := range result.Categories() {
+		run.Errors.ByCategory[cat] = 0
 	}
 	run.Errors.ByCategory[ToolErrorCategory] = 0
 	maps.Copy(run.Errors.ByCategory, c.ByCategory)
@@ -39,8 +39,8 @@ func Derive(run *Run, st *State) error {
 		run.Errors.Rate = round6(float64(c.Errors) / float64(c.Requests))
 	}
 	run.Errors.Top = st.topMessages(10)
-	run.DeadlockCount = c.ByCategory[string(session.Deadlock)]
-	run.HangCount = c.ByCategory[string(session.Hang)]
+	run.DeadlockCount = c.ByCategory[result.Deadlock]
+	run.HangCount = c.ByCategory[result.Hang]
 
 	run.PerOp = run.PerOp[:0]
 	for i, oc := range st.opCount {

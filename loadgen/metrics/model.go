@@ -1,6 +1,10 @@
 package metrics
 
-import "time"
+import (
+	"time"
+
+	"github.com/mcpspec/mcpspec/result"
+)
 
 // SchemaVersion identifies the shape of [Run] (schema/metrics.v1.json).
 const SchemaVersion = "1"
@@ -125,9 +129,9 @@ type Throughput struct {
 
 // Errors counts failed requests by category; tool errors are under [ToolErrorCategory].
 type Errors struct {
-	Total      int64            `json:"total"`
-	Rate       float64          `json:"rate"`
-	ByCategory map[string]int64 `json:"by_category"`
+	Total      int64                     `json:"total"`
+	Rate       float64                   `json:"rate"`
+	ByCategory map[result.Category]int64 `json:"by_category"`
 	// AssertionFailures counts answers whose assertions failed (collection workload).
 	AssertionFailures int64 `json:"assertion_failures"`
 	// Top lists the most frequent messages.
@@ -136,21 +140,21 @@ type Errors struct {
 
 // ErrorMessage is one distinct failure message and how often it came.
 type ErrorMessage struct {
-	Op       string `json:"op"`
-	Category string `json:"category"`
-	Message  string `json:"message"`
-	Count    int64  `json:"count"`
+	Op       string          `json:"op"`
+	Category result.Category `json:"category"`
+	Message  string          `json:"message"`
+	Count    int64           `json:"count"`
 }
 
 // OpMetrics is one operation's share of the run.
 type OpMetrics struct {
-	Name              string           `json:"name"`
-	Kind              OpKind           `json:"kind"`
-	Requests          int64            `json:"requests"`
-	Errors            int64            `json:"errors"`
-	ByCategory        map[string]int64 `json:"by_category,omitempty"`
-	AssertionFailures int64            `json:"assertion_failures,omitempty"`
-	Latency           Latency          `json:"latency_ms"`
+	Name              string                    `json:"name"`
+	Kind              OpKind                    `json:"kind"`
+	Requests          int64                     `json:"requests"`
+	Errors            int64                     `json:"errors"`
+	ByCategory        map[result.Category]int64 `json:"by_category,omitempty"`
+	AssertionFailures int64                     `json:"assertion_failures,omitempty"`
+	Latency           Latency                   `json:"latency_ms"`
 	// FirstFailure is the first failed assertion's message (collection workload).
 	FirstFailure string `json:"first_failure,omitempty"`
 }
@@ -348,24 +352,24 @@ type SecondHistogram struct {
 
 // Counters are the raw counts of a run.
 type Counters struct {
-	Requests          int64            `json:"requests"`
-	Errors            int64            `json:"errors"`
-	Iterations        int64            `json:"iterations"`
-	AssertionFailures int64            `json:"assertion_failures"`
-	ByCategory        map[string]int64 `json:"by_category,omitempty"`
-	PerOp             []OpCounters     `json:"per_op,omitempty"`
-	Messages          []ErrorMessage   `json:"messages,omitempty"`
+	Requests          int64                     `json:"requests"`
+	Errors            int64                     `json:"errors"`
+	Iterations        int64                     `json:"iterations"`
+	AssertionFailures int64                     `json:"assertion_failures"`
+	ByCategory        map[result.Category]int64 `json:"by_category,omitempty"`
+	PerOp             []OpCounters              `json:"per_op,omitempty"`
+	Messages          []ErrorMessage            `json:"messages,omitempty"`
 	// Offered is the number of arrivals the open model scheduled.
 	Offered int64 `json:"offered,omitempty"`
 }
 
 // OpCounters are the raw counts of one operation.
 type OpCounters struct {
-	Name              string           `json:"name"`
-	Kind              OpKind           `json:"kind"`
-	Requests          int64            `json:"requests"`
-	Errors            int64            `json:"errors"`
-	AssertionFailures int64            `json:"assertion_failures,omitempty"`
-	ByCategory        map[string]int64 `json:"by_category,omitempty"`
-	FirstFailure      string           `json:"first_failure,omitempty"`
+	Name              string                    `json:"name"`
+	Kind              OpKind                    `json:"kind"`
+	Requests          int64                     `json:"requests"`
+	Errors            int64                     `json:"errors"`
+	AssertionFailures int64                     `json:"assertion_failures,omitempty"`
+	ByCategory        map[result.Category]int64 `json:"by_category,omitempty"`
+	FirstFailure      string                    `json:"first_failure,omitempty"`
 }

@@ -3,7 +3,7 @@ package metrics
 import (
 	"time"
 
-	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/result"
 )
 
 // Sample is one finished operation (a tools/call, a collection test, a phase of a cold start).
@@ -23,7 +23,7 @@ type Sample struct {
 	// Done is when the answer (or the failure) came.
 	Done time.Duration
 	// Category is the fault category of a failed request, "" on success.
-	Category session.Category
+	Category result.Category
 	// Code is the JSON-RPC error code of a failed request, 0 otherwise.
 	Code int32
 	// ToolError marks a tool result with isError.
@@ -65,5 +65,10 @@ type Op struct {
 }
 
 // ToolErrorCategory is the key under which tool errors (isError results) are counted in
-// Errors.ByCategory: they are not faults, but a tool that fails under load is an error.
-const ToolErrorCategory = "ToolError"
+// Errors.ByCategory: they are not faults (not one of [result.Categories]), but a tool that
+// fails under load is an error.
+const ToolErrorCategory result.Category = "ToolError"
+
+// AssertionFailedCategory is the category of an answer whose assertions failed in
+// Errors.Top: not a failed request, but a failure all the same.
+const AssertionFailedCategory result.Category = "AssertionFailed"

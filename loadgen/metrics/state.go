@@ -8,6 +8,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/mcpspec/mcpspec/result"
 )
 
 // maxMessages bounds the distinct failure messages a run keeps.
@@ -36,7 +38,11 @@ type second struct {
 	h                          *hdr.PackedHistogram
 }
 
-type messageKey struct{ op, category, message string }
+type messageKey struct {
+	op       string
+	category result.Category
+	message  string
+}
 
 // NewState returns an empty state for a run whose operations are ops ([Sample.Op] indexes
 // them).
@@ -80,7 +86,7 @@ func (st *State) Add(s *Sample) {
 	if isErr {
 		c.Errors++
 		if c.ByCategory == nil {
-			c.ByCategory = map[string]int64{}
+			c.ByCategory = map[result.Category]int64{}
 		}
 		c.ByCategory[categoryKey(s)]++
 	}
@@ -99,7 +105,7 @@ func (st *State) Add(s *Sample) {
 		if isErr {
 			oc.Errors++
 			if oc.ByCategory == nil {
-				oc.ByCategory = map[string]int64{}
+				oc.ByCategory = map[result.Category]int64{}
 			}
 			oc.ByCategory[categoryKey(s)]++
 		}
@@ -154,18 +160,20 @@ func (st *State) message(k messageKey, n int64) {
 }
 
 // categoryKey is where a failed sample is counted in ByCategory.
-func categoryKey(s *Sample) string {
+func categoryKey(s *Sample) result.Category {
 	if s.Category != "" {
-		return string(s.Category)
+		return s.Category
 	}
 	return ToolErrorCategory
 }
 
-func failureCategory(s *Sample) string {
+// failureCategory is the category under which a failed sample's message is counted in
+// Errors.Top.
+func failureCategory(s *Sample) result.Category {
 	if s.Error() {
 		return categoryKey(s)
 	}
-	return "AssertionFailed"
+	return AssertionFailedCategory
 }
 
 // Requests returns the requests recorded so far.
@@ -216,12 +224,12 @@ func (st *State) Merge(o *State) {
 	}
 }
 
-func addCounts(dst, src map[string]int64) map[string]int64 {
+func addCounts(dst, src map[result.Category]int64) map[result.Category]int64 {
 	if len(src) == 0 {
 		return dst
 	}
 	if dst == nil {
-		dst = map[string]int64{}
+		dst = map[result.Category]int64{}
 	}
 	for k, v := range src {
 		dst[k] += v

@@ -71,7 +71,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(op.Requests), op.Name, string(op.Kind))
 	}
 	for cat, n := range counters.ByCategory {
-		ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(n), cat)
+		ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(n), string(cat))
 	}
 	buckets := make(map[float64]uint64, len(latencyBounds))
 	for i, b := range latencyBounds {

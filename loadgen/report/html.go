@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
+	"github.com/mcpspec/mcpspec/result"
 )
 
 //go:embed report.tmpl
@@ -22,7 +23,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"spark":  func(ys []float64) template.HTML { return template.HTML(sparkline(ys)) },
 	"lower":  strings.ToLower,
 	"sorted": sortedCounts,
-	"nonzero": func(m map[string]int64) bool {
+	"nonzero": func(m map[result.Category]int64) bool {
 		return slices.ContainsFunc(sortedCounts(m), func(c kv) bool { return c.V > 0 })
 	},
 }).Parse(htmlSource))
@@ -59,10 +60,10 @@ type kv struct {
 }
 
 // sortedCounts lists a count map, largest first, then by name.
-func sortedCounts(m map[string]int64) []kv {
+func sortedCounts(m map[result.Category]int64) []kv {
 	out := make([]kv, 0, len(m))
 	for k, v := range m {
-		out = append(out, kv{k, v})
+		out = append(out, kv{string(k), v})
 	}
 	slices.SortFunc(out, func(a, b kv) int {
 		if a.V != b.V {

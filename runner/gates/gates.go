@@ -37,7 +37,7 @@ func finish(t *result.Test, started time.Time) *result.Test {
 // errored marks t as errored by err: a session failure keeps its category.
 func errored(t *result.Test, what string, err error) {
 	t.Status = result.Errored
-	e := &result.Error{Category: "ServerError", Message: what + ": " + err.Error()}
+	e := &result.Error{Category: result.ServerError, Message: what + ": " + err.Error()}
 	var se *session.Error
 	if errors.As(err, &se) {
 		e.Category, e.Code, e.Hint = se.Category, se.Code, se.Hint

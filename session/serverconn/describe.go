@@ -251,7 +251,7 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 				e.hint = h
 			}
 		} else if len(statusErr.Body) > 0 {
-			e.Msg += ": " + OneLine(transport.Excerpt(statusErr.Body, 200))
+			e.Msg += ": " + OneLine(textfmt.Excerpt(statusErr.Body, 200))
 		}
 	case e.Category == session.Crash:
 		e.Msg = fmt.Sprintf("%s exited during %s", subject, phase)
@@ -303,7 +303,7 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 	case e.Category == session.Malformed:
 		e.Msg = fmt.Sprintf("%s sent a malformed message during %s", subject, phase)
 		if se != nil && len(se.Frame) > 0 {
-			e.Msg += ": " + OneLine(transport.Excerpt(se.Frame, 120))
+			e.Msg += ": " + OneLine(textfmt.Excerpt(se.Frame, 120))
 		}
 		e.hint = "every message must be one valid JSON-RPC object"
 		if op.stdio() {
@@ -454,7 +454,7 @@ func CodeHint(op string, code int) string {
 
 // MalformedNote explains a frame (quoted) that was not JSON-RPC, in the terms of the transport.
 func MalformedNote(stdio bool, frame []byte) string {
-	quoted := OneLine(transport.Excerpt(frame, 120))
+	quoted := OneLine(textfmt.Excerpt(frame, 120))
 	if stdio {
 		return fmt.Sprintf("first the server wrote %q to stdout, which is not JSON-RPC: stdout must carry only MCP messages (log to stderr)", quoted)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 )
 
 // MaxFrameSize is the default largest frame a transport accepts (16 MiB); a larger one is
@@ -137,7 +139,7 @@ type StatusError struct {
 
 // Error renders the HTTP status and an excerpt of the body.
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("transport: HTTP %d: %s", e.Status, Excerpt(e.Body, 200))
+	return fmt.Sprintf("transport: HTTP %d: %s", e.Status, textfmt.Excerpt(e.Body, 200))
 }
 
 // RequestCanceller is implemented by connections that can abandon one request themselves, as
@@ -196,12 +198,4 @@ type Sessioned interface {
 // Mcp-Param-* headers of the stateless era (SEP-2243); other transports need not implement it.
 type HeaderSender interface {
 	SendWithHeader(ctx context.Context, frame []byte, header http.Header) error
-}
-
-// Excerpt returns at most n bytes of b as a string, marking a cut with "…".
-func Excerpt(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
 }
