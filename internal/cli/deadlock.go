@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/detect/deadlock"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 func (a *app) deadlockCommand() *cli.Command {
@@ -66,18 +67,9 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 		return &Error{Code: ExitConfig, Msg: "--args without --tool", Hint: "name the tool the arguments are for with --tool, or drop --args to probe every tool"}
 	}
 	o.Args = args
-	var r *deadlock.Report
-	err = a.runDetector(ctx, f, "deadlock", cmd.Duration("max-time"), func(ctx context.Context, t *target) (error, error) {
-		var err error
-		r, err = deadlock.Run(ctx, t.op, o)
-		if err != nil {
-			return nil, err
-		}
-		if !f.JSON {
-			if werr := r.WriteText(a.io.Stdout); werr != nil {
-				return nil, werr
-			}
-		}
+	return runReport(a, ctx, f, "deadlock", cmd.Duration("max-time"), func(ctx context.Context, op *serverconn.Opener) (*deadlock.Report, error) {
+		return deadlock.Run(ctx, op, o)
+	}, func(r *deadlock.Report) error {
 		diag := ""
 		if fs := r.Findings(); len(fs) > 0 {
 			diag = fmt.Sprintf("%s %s", fs[0].Name, fs[0].Diagnosis)
@@ -87,18 +79,8 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 		} else if r.Incomplete != "" {
 			diag = r.Incomplete
 		}
-		return verdictError(r.Found(), strings.ToLower(verdictWord(r.Verdict)), diag, r.Verdict == deadlock.VerdictIncomplete, ""), nil
+		return verdictError(r.Found(), strings.ToLower(verdictWord(r.Verdict)), diag, r.Verdict == deadlock.VerdictIncomplete, "")
 	})
-	if f.JSON {
-		var rep any
-		if r != nil {
-			rep = r
-		}
-		if werr := writeDetectorJSON(a.io.Stdout, ctx, transportOf(f), rep, err); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 // verdictWord names a deadlock verdict for the error line.

@@ -109,6 +109,41 @@ func (a *app) runDetector(ctx context.Context, f serverFlags, verb string, maxTi
 	return fromServerconn(err)
 }
 
+// runReport runs a detector verb through [app.runDetector]: run makes the report, which is
+// printed as text unless --json, and verdict turns it into the verb's error (see
+// [verdictError]). With --json the report (none when the run failed before making one) is
+// written as [writeDetectorJSON] does, whether the run failed or not.
+func runReport[R any, P interface {
+	*R
+	WriteText(io.Writer) error
+}](a *app, ctx context.Context, f serverFlags, verb string, maxTime time.Duration,
+	run func(ctx context.Context, op *serverconn.Opener) (P, error), verdict func(r P) error) error {
+	var r P
+	err := a.runDetector(ctx, f, verb, maxTime, func(ctx context.Context, t *target) (error, error) {
+		var err error
+		if r, err = run(ctx, t.op); err != nil {
+			return nil, err
+		}
+		if !f.JSON {
+			if werr := r.WriteText(a.io.Stdout); werr != nil {
+				return nil, werr
+			}
+		}
+		return verdict(r), nil
+	})
+	if !f.JSON {
+		return err
+	}
+	var rep any
+	if r != nil {
+		rep = r
+	}
+	if werr := writeDetectorJSON(a.io.Stdout, ctx, transportOf(f), rep, err); err == nil {
+		err = werr
+	}
+	return err
+}
+
 // writeDetectorJSON writes report (a detector's JSON object, its members in their order)
 // with transport and exitCode added, and the failure's fields when the run failed.
 func writeDetectorJSON(w io.Writer, ctx context.Context, transport string, report any, err error) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/detect/headofline"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 func (a *app) headOfLineCommand() *cli.Command {
@@ -69,34 +70,15 @@ func (a *app) headOfLine(ctx context.Context, cmd *cli.Command) error {
 	if o.FastArgs, err = detectorArgs(ctx, "fast-args", cmd.String("fast-args"), a.io.Stdin); err != nil {
 		return err
 	}
-	var r *headofline.Report
-	err = a.runDetector(ctx, f, "head-of-line", cmd.Duration("max-time"), func(ctx context.Context, t *target) (error, error) {
-		var err error
-		r, err = headofline.Run(ctx, t.op, o)
-		if err != nil {
-			return nil, err
-		}
-		if !f.JSON {
-			if werr := r.WriteText(a.io.Stdout); werr != nil {
-				return nil, werr
-			}
-		}
+	return runReport(a, ctx, f, "head-of-line", cmd.Duration("max-time"), func(ctx context.Context, op *serverconn.Opener) (*headofline.Report, error) {
+		return headofline.Run(ctx, op, o)
+	}, func(r *headofline.Report) error {
 		inconclusive := ""
 		if r.Verdict == headofline.VerdictInconclusive {
 			inconclusive = r.Diagnosis
 		}
-		return verdictError(r.Found(), "head-of-line blocking", r.Diagnosis, false, inconclusive), nil
+		return verdictError(r.Found(), "head-of-line blocking", r.Diagnosis, false, inconclusive)
 	})
-	if f.JSON {
-		var rep any
-		if r != nil {
-			rep = r
-		}
-		if werr := writeDetectorJSON(a.io.Stdout, ctx, transportOf(f), rep, err); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 func explainHeadOfLine(w io.Writer, f serverFlags, o *headofline.Options) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/detect/race"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 func (a *app) raceCommand() *cli.Command {
@@ -63,30 +64,11 @@ func (a *app) race(ctx context.Context, cmd *cli.Command) error {
 	if o.Args, err = detectorArgs(ctx, "args", cmd.String("args"), a.io.Stdin); err != nil {
 		return err
 	}
-	var r *race.Report
-	err = a.runDetector(ctx, f, "race", cmd.Duration("max-time"), func(ctx context.Context, t *target) (error, error) {
-		var err error
-		r, err = race.Run(ctx, t.op, o)
-		if err != nil {
-			return nil, err
-		}
-		if !f.JSON {
-			if werr := r.WriteText(a.io.Stdout); werr != nil {
-				return nil, werr
-			}
-		}
-		return verdictError(r.Found(), "race found", r.Diagnosis, r.Verdict == race.VerdictIncomplete, ""), nil
+	return runReport(a, ctx, f, "race", cmd.Duration("max-time"), func(ctx context.Context, op *serverconn.Opener) (*race.Report, error) {
+		return race.Run(ctx, op, o)
+	}, func(r *race.Report) error {
+		return verdictError(r.Found(), "race found", r.Diagnosis, r.Verdict == race.VerdictIncomplete, "")
 	})
-	if f.JSON {
-		var rep any
-		if r != nil {
-			rep = r
-		}
-		if werr := writeDetectorJSON(a.io.Stdout, ctx, transportOf(f), rep, err); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 func explainRace(w io.Writer, f serverFlags, o *race.Options, ignore []string) error {
