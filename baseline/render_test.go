@@ -3,7 +3,6 @@ package baseline
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpspec/mcpspec/internal/golden"
 	"github.com/mcpspec/mcpspec/result"
 )
-
-var update = flag.Bool("update", false, "rewrite baseline/testdata/*.golden from the current output")
 
 // everyClass is a baseline/current pair with one change of every kind.
 func everyClass() (*result.Run, *result.Run) {
@@ -37,27 +35,6 @@ func everyClass() (*result.Run, *result.Run) {
 	return base, cur
 }
 
-func golden(t *testing.T, file string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", file)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (go test ./baseline -update creates it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s (-want +got):\n%s", p, d)
-	}
-}
-
 func TestRenderGolden(t *testing.T) {
 	base, cur := everyClass()
 	d := Compare(base, cur, nil)
@@ -77,7 +54,7 @@ func TestRenderGolden(t *testing.T) {
 			if err := tc.write(tc.diff, &buf); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.file, buf.Bytes())
+			golden.Check(t, filepath.Join("testdata", tc.file), buf.Bytes())
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/internal/cli"
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 // Running the CLI in-process, and checking that no process it started outlives it.
@@ -35,9 +36,9 @@ func newMarker() string {
 func assertNoMarkedProcesses(t *testing.T, marker string) {
 	t.Helper()
 	want := []byte(markerVar + "=" + marker + "\x00")
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		var left []int
+	var left []int
+	if !poll.Within(2*time.Second, func() bool {
+		left = nil
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {
 			pid, err := strconv.Atoi(e.Name())
@@ -51,14 +52,9 @@ func assertNoMarkedProcesses(t *testing.T, marker string) {
 				left = append(left, pid)
 			}
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("processes started by mcpspec outlived it: %v", left)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(left) == 0
+	}) {
+		t.Errorf("processes started by mcpspec outlived it: %v", left)
 	}
 }
 

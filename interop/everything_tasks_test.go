@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
@@ -128,27 +129,26 @@ func TestEverythingTasks(t *testing.T) {
 }
 
 // listUntil lists the tools until name is among them (server-everything registers some only
-// once initialized has been handled), bounded by ctx and 20 tries.
+// once initialized has been handled), bounded by ctx and 5 seconds.
 func listUntil(t *testing.T, ctx context.Context, s *session.Session, name string) session.Tool {
 	t.Helper()
 	var names []string
-	for range 20 {
+	var found session.Tool
+	if !poll.Within(5*time.Second, func() bool {
 		tools, err := s.ListTools(ctx)
 		if err != nil {
 			t.Fatalf("ListTools: %v", err)
 		}
 		for _, tl := range tools {
 			if tl.Name == name {
-				return tl
+				found = tl
+				return true
 			}
 		}
 		names = toolNames(tools)
-		select {
-		case <-ctx.Done():
-			t.Fatalf("ListTools: %v", ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+		return false
+	}) {
+		t.Fatalf("tools/list never listed %q: %v", name, slices.Clip(names))
 	}
-	t.Fatalf("tools/list never listed %q: %v", name, slices.Clip(names))
-	return session.Tool{}
+	return found
 }

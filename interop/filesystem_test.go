@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -142,17 +143,14 @@ func TestFilesystemRoots(t *testing.T) {
 	// The server asks for roots on its own schedule after notifications/initialized and applies
 	// them asynchronously; poll the tool that reports them, boundedly.
 	var allowed string
-	for i := 0; i < 100; i++ {
+	poll.Within(5*time.Second, func() bool {
 		res, err := s.CallTool(ctx, "list_allowed_directories", map[string]any{}, nil)
 		if err != nil {
 			t.Fatalf("list_allowed_directories: %v", err)
 		}
 		allowed = textContent(t, res.Content)
-		if strings.Contains(allowed, root) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return strings.Contains(allowed, root)
+	})
 	if !strings.Contains(allowed, root) {
 		t.Fatalf("list_allowed_directories = %q, want the root %s offered through roots/list", allowed, root)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
@@ -142,25 +143,31 @@ func startHTTPPeer(t *testing.T, p nodePeer, args ...string) httpPeer {
 	})
 
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	deadline := time.Now().Add(startWait)
-	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 200*time.Millisecond) {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = c.Close()
-			break
-		}
+	awaitListening(t, p.entry, addr, exited, logPath)
+	return httpPeer{base: "http://" + addr}
+}
+
+// awaitListening waits up to startWait until addr accepts connections, failing the test with
+// the server's log when the server (whose Wait result exited carries) ends first.
+func awaitListening(t *testing.T, name, addr string, exited chan error, logPath string) {
+	t.Helper()
+	if !poll.Within(startWait, func() bool {
 		select {
 		case err := <-exited:
 			exited <- err // stopGroup reads it again
 			b, _ := os.ReadFile(logPath)
-			t.Fatalf("%s exited before listening on %s: %v\n%s", p.entry, addr, err, tail(b, 4000))
-		case <-time.After(backoff):
+			t.Fatalf("%s exited before listening on %s: %v\n%s", name, addr, err, tail(b, 4000))
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not listen on %s within %v", p.entry, addr, startWait)
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
 		}
+		_ = c.Close()
+		return true
+	}) {
+		t.Fatalf("%s did not listen on %s within %v", name, addr, startWait)
 	}
-	return httpPeer{base: "http://" + addr}
 }
 
 // stopGroup ends process group pgid (SIGTERM, then SIGKILL after 5s), waits for its leader and

@@ -135,24 +135,7 @@ func startListening(t *testing.T, cmd *exec.Cmd, addr string) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { stopGroup(t, cmd.Process.Pid, exited) })
-	deadline := time.Now().Add(startWait)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = c.Close()
-			return
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("%s exited before listening: %v\n%s", cmd.Path, err, tail(b, 4000))
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not listen on %s within %v", cmd.Path, addr, startWait)
-		}
-	}
+	awaitListening(t, cmd.Path, addr, exited, logPath)
 }
 
 // TestProbePeers probes the third-party servers. Over stdio no row fails on any of them;

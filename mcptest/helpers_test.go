@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/mcptest"
 )
 
@@ -252,17 +253,11 @@ func statelessMeta(params map[string]any, version string) map[string]any {
 // waitStats polls the server's counters until cond holds, bounded by waitFor.
 func waitStats(t testing.TB, stats func() mcptest.Stats, cond func(mcptest.Stats) bool) mcptest.Stats {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for {
-		s := stats()
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stats condition not met: %+v", s)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var s mcptest.Stats
+	if !poll.Within(waitFor, func() bool { s = stats(); return cond(s) }) {
+		t.Fatalf("stats condition not met: %+v", s)
 	}
+	return s
 }
 
 // pipe is an in-memory, closable one-way stream.

@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/mcptest"
 )
 
@@ -61,12 +61,8 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		ts.Close()
 		c.close()
 	}()
-	deadline := time.Now().Add(waitFor)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll.Within(waitFor, func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport/streamable"
@@ -132,9 +132,7 @@ func TestExtraAnswersOverStreamableHTTP(t *testing.T) {
 				t.Fatalf("%s sse=%v: call = %v, %v", era, sse, r, err)
 			}
 			// The duplicate follows the answer on its stream: give the reader time to get to it.
-			for deadline := time.Now().Add(waitFor); findings.Load() < 2 && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-			}
+			poll.Within(waitFor, func() bool { return findings.Load() >= 2 })
 			_ = sess.Close()
 			if n := findings.Load(); n != 2 {
 				t.Errorf("%s sse=%v: %d findings, want 2 (the stray and the duplicate): %v", era, sse, n, sess.Findings())

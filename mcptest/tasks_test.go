@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/mcptest"
 )
 
@@ -118,16 +119,12 @@ func TestTasksStore(t *testing.T) {
 	if short.TTL != 1 || short.PollInterval != 50 || short.CreatedAt == "" {
 		t.Errorf("created %+v, want ttl 1 and pollInterval 50", short)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		m := c.call("tasks/get", map[string]any{"taskId": short.TaskID})
-		if m.Error != nil && m.Error.Code == mcptest.CodeInvalidParams {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task with ttl 1ms still there after 5s: %s", m.raw)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var m msg
+	if !poll.Within(5*time.Second, func() bool {
+		m = c.call("tasks/get", map[string]any{"taskId": short.TaskID})
+		return m.Error != nil && m.Error.Code == mcptest.CodeInvalidParams
+	}) {
+		t.Fatalf("task with ttl 1ms still there after 5s: %s", m.raw)
 	}
 
 	// Cap: MaxTasks running tasks fill the store; one more is refused until one ends.

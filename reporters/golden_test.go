@@ -2,17 +2,12 @@ package reporters
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/mcpspec/mcpspec/internal/golden"
 	"github.com/mcpspec/mcpspec/result"
 )
-
-var update = flag.Bool("update", false, "rewrite reporters/testdata/*.golden from the current output")
 
 // render runs one reporter over run, streaming events first when stream is set.
 func render(t *testing.T, name string, opts *Options, run *result.Run, stream bool) []byte {
@@ -50,24 +45,6 @@ func replay(run *result.Run, s Streamer) {
 		s.Event(result.Event{Kind: result.CollectionFinished, Run: run, Collection: c})
 	}
 	s.Event(result.Event{Kind: result.RunFinished, Run: run})
-}
-
-func checkGolden(t *testing.T, file string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./reporters -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, d)
-	}
 }
 
 func TestGolden(t *testing.T) {
@@ -114,7 +91,7 @@ func TestGolden(t *testing.T) {
 				opts = tc.opts()
 			}
 			got := render(t, tc.name, opts, tc.run(), tc.stream)
-			checkGolden(t, tc.file, got)
+			golden.Check(t, filepath.Join("testdata", tc.file), got)
 			// Determinism: a second render of a fresh reporter is byte-identical.
 			if tc.opts != nil {
 				opts = tc.opts()

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 // TestOnRequestAnswersServerRequests checks that OnRequest sees each server request with its
@@ -60,7 +63,7 @@ func TestOnRequestAnswersServerRequests(t *testing.T) {
 		}
 		return out
 	}
-	waitFor(t, "four answers", func() bool { return len(answers()) == 4 })
+	poll.Until(t, 5*time.Second, "four answers", func() bool { return len(answers()) == 4 })
 	got := answers()
 	if !strings.Contains(string(got["s1"].Result), `"text":"rule"`) {
 		t.Errorf("sampling answer %s", got["s1"].raw)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/pipe"
 )
@@ -416,7 +417,7 @@ func TestRawAccess(t *testing.T) {
 	if err := s.SendRaw(context.Background(), []byte("not json")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "parse-error finding", func() bool { return len(s.Findings()) == 1 })
+	poll.Until(t, 5*time.Second, "parse-error finding", func() bool { return len(s.Findings()) == 1 })
 	if fs := s.Findings(); fs[0].Category != ProtocolError {
 		t.Errorf("finding %+v", fs[0])
 	}
@@ -425,7 +426,7 @@ func TestRawAccess(t *testing.T) {
 	}
 	// An id already pending is refused.
 	go func() { _, _ = s.RequestRaw(context.Background(), 424242, []byte(`{}`), time.Second) }()
-	waitFor(t, "raw call pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.sh.pending[424242] != nil })
+	poll.Until(t, 5*time.Second, "raw call pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.sh.pending[424242] != nil })
 	if _, err := s.RequestRaw(context.Background(), 424242, []byte(`{}`), 0); !errors.Is(err, ErrIDInUse) {
 		t.Errorf("duplicate id: %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/pipe"
@@ -133,18 +132,6 @@ func (f *fake) received(method string) []msg {
 		}
 	}
 	return out
-}
-
-// waitFor waits until cond holds, failing the test after 5s.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // open opens a session on d, failing the test on error, and closes it at cleanup.

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 func TestListen(t *testing.T) {
@@ -40,7 +43,7 @@ func TestListen(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Listen after cancel: %v", err)
 	}
-	waitFor(t, "notifications/cancelled", func() bool { return len(f.received("notifications/cancelled")) == 1 })
+	poll.Until(t, 5*time.Second, "notifications/cancelled", func() bool { return len(f.received("notifications/cancelled")) == 1 })
 	var p struct {
 		Notifications Subscriptions              `json:"notifications"`
 		Meta          map[string]json.RawMessage `json:"_meta"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -73,21 +74,24 @@ func TestSendCtxAfterFunc(t *testing.T) {
 		}
 	})
 	t.Run("stop prevents it", func(t *testing.T) {
-		c := newSendCtx(context.Background(), time.Now().Add(time.Hour))
-		ran := make(chan struct{})
-		stop := context.AfterFunc(c, func() { close(ran) })
-		if !stop() {
-			t.Fatal("stop = false before the context ended")
-		}
-		c.release()
-		if stop() {
-			t.Error("second stop = true")
-		}
-		select {
-		case <-ran:
-			t.Error("stopped function ran")
-		case <-time.After(50 * time.Millisecond):
-		}
+		synctest.Test(t, func(t *testing.T) {
+			c := newSendCtx(context.Background(), time.Now().Add(time.Hour))
+			ran := make(chan struct{})
+			stop := context.AfterFunc(c, func() { close(ran) })
+			if !stop() {
+				t.Fatal("stop = false before the context ended")
+			}
+			c.release()
+			if stop() {
+				t.Error("second stop = true")
+			}
+			synctest.Wait() // whatever release started has run or is blocked
+			select {
+			case <-ran:
+				t.Error("stopped function ran")
+			default:
+			}
+		})
 	})
 	t.Run("registered after the end runs at once", func(t *testing.T) {
 		c := newSendCtx(context.Background(), time.Now().Add(time.Hour))

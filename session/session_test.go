@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
 
@@ -28,7 +29,7 @@ func TestOpenLegacyHandshake(t *testing.T) {
 	if s.Instructions() != "be nice" || !strings.Contains(string(s.ServerCapabilities()), "listChanged") {
 		t.Errorf("instructions %q caps %s", s.Instructions(), s.ServerCapabilities())
 	}
-	waitFor(t, "notifications/initialized", func() bool { return len(f.received("notifications/initialized")) == 1 })
+	poll.Until(t, 5*time.Second, "notifications/initialized", func() bool { return len(f.received("notifications/initialized")) == 1 })
 	methods := []string{}
 	for _, m := range f.received("") {
 		methods = append(methods, m.Method)
@@ -245,7 +246,7 @@ func TestFaultCategories(t *testing.T) {
 			ctx: func(parent context.Context, f *fake) (context.Context, context.CancelFunc) {
 				ctx, cancel := context.WithCancel(parent)
 				go func() {
-					waitFor(t, "tools/call at the server", func() bool { return len(f.received("tools/call")) > 0 })
+					poll.Until(t, 5*time.Second, "tools/call at the server", func() bool { return len(f.received("tools/call")) > 0 })
 					cancel()
 				}()
 				return ctx, cancel
@@ -348,7 +349,7 @@ func TestFaultCategories(t *testing.T) {
 
 func checkCancelledSent(t *testing.T, e *Error, _ *Session, f *fake) {
 	t.Helper()
-	waitFor(t, "notifications/cancelled", func() bool { return len(f.received("notifications/cancelled")) == 1 })
+	poll.Until(t, 5*time.Second, "notifications/cancelled", func() bool { return len(f.received("notifications/cancelled")) == 1 })
 	var p struct {
 		RequestID int64  `json:"requestId"`
 		Reason    string `json:"reason"`
@@ -391,10 +392,10 @@ func TestFindings(t *testing.T) {
 		t.Fatalf("late call: %v", err)
 	}
 	close(release)
-	waitFor(t, "the late response", func() bool { return len(s.Findings()) == 2 })
+	poll.Until(t, 5*time.Second, "the late response", func() bool { return len(s.Findings()) == 2 })
 	f.send(`{"jsonrpc":"2.0","id":999999,"result":{}}`)
 	f.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
-	waitFor(t, "4 findings", func() bool { return len(s.Findings()) == 4 })
+	poll.Until(t, 5*time.Second, "4 findings", func() bool { return len(s.Findings()) == 4 })
 	msgs := []string{}
 	for _, x := range s.Findings() {
 		msgs = append(msgs, x.Message)
@@ -425,7 +426,7 @@ func TestCloseFailsPendingAsCancelled(t *testing.T) {
 			errs <- err
 		}()
 	}
-	waitFor(t, "3 pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.sh.pending) == 3 })
+	poll.Until(t, 5*time.Second, "3 pending", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.sh.pending) == 3 })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,9 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-)
 
-var update = flag.Bool("update", false, "rewrite generated testdata (the poisoned lockfile, goldens)")
+	"github.com/mcpspec/mcpspec/internal/golden"
+)
 
 // readMeta reads a metadata file of testdata.
 func readMeta(t *testing.T, path string) *Metadata {
@@ -127,7 +126,7 @@ func auditPoisoned(t *testing.T) *Report {
 	m := readMeta(t, "testdata/poisoned/poisoned.json")
 	other := readMeta(t, "testdata/poisoned/other-server.json")
 	lockPath := "testdata/poisoned/tools.lock"
-	if *update {
+	if golden.Update() {
 		var b bytes.Buffer
 		if err := WriteLock(&b, poisonedLock(t, m)); err != nil {
 			t.Fatal(err)

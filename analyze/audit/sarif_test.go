@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpspec/mcpspec/internal/golden"
 )
 
 // sarifSchema compiles the official SARIF 2.1.0 schema (errata 01) kept in testdata.
@@ -132,23 +133,5 @@ func TestSARIF(t *testing.T) {
 	if suppressed != 1 {
 		t.Errorf("%d suppressed results, want 1", suppressed)
 	}
-	golden(t, "testdata/poisoned/audit.sarif", b.Bytes())
-}
-
-// golden compares got with a golden file, or rewrites it under -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
-	}
+	golden.Check(t, "testdata/poisoned/audit.sarif", b.Bytes())
 }

@@ -2,7 +2,6 @@ package docsgen
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,8 @@ import (
 
 	"github.com/mcpspec/mcpspec/analyze/inventory"
 	"github.com/mcpspec/mcpspec/analyze/tokens"
+	"github.com/mcpspec/mcpspec/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func loadInventory(t *testing.T, path string) *inventory.Inventory {
 	t.Helper()
@@ -31,24 +29,6 @@ func loadInventory(t *testing.T, path string) *inventory.Inventory {
 
 func reference(t *testing.T, name string) *inventory.Inventory {
 	return loadInventory(t, filepath.Join("..", "..", "testdata", "inventory", name+".json"))
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
 }
 
 func render(t *testing.T, inv *inventory.Inventory, f Format, withTokens bool) []byte {
@@ -91,9 +71,9 @@ func TestGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			inv := tc.inv(t)
 			md := render(t, inv, Markdown, tc.tokens)
-			golden(t, tc.name+".md", md)
+			golden.Check(t, filepath.Join("testdata", tc.name+".md"), md)
 			html := render(t, inv, HTML, tc.tokens)
-			golden(t, tc.name+".html", html)
+			golden.Check(t, filepath.Join("testdata", tc.name+".html"), html)
 			// Deterministic: the same inventory with its lists in another order gives the
 			// same bytes.
 			rev := *inv

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,10 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpspec/mcpspec/analyze/inventory"
+	"github.com/mcpspec/mcpspec/internal/golden"
 	"github.com/mcpspec/mcpspec/session"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 
@@ -127,19 +125,7 @@ func TestBM25OnFilesystem(t *testing.T) {
 	if err := WriteText(&text, r); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "server-filesystem.bm25.txt")
-	if *update {
-		if err := os.WriteFile(path, text.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), text.String()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "server-filesystem.bm25.txt"), text.Bytes())
 	// A sanity floor for the baseline: most queries find their tool first.
 	if r.Metrics.MRR < 0.5 || r.Metrics.RecallAt[10] < 0.8 {
 		t.Errorf("BM25 on filesystem: %s", MetricsLine(r.Metrics))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,12 +17,11 @@ import (
 	"github.com/mcpspec/mcpspec/analyze/inventory"
 	"github.com/mcpspec/mcpspec/analyze/retrieval"
 	"github.com/mcpspec/mcpspec/analyze/tokens"
+	"github.com/mcpspec/mcpspec/internal/golden"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func inv(t *testing.T, version string, tools ...string) *inventory.Inventory {
 	t.Helper()
@@ -282,7 +280,7 @@ func TestBadge(t *testing.T) {
 	if err := WriteBadge(&b, &Result{Score: 87, Rubric: "v1"}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "badge-87.svg", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "badge-87.svg"), b.Bytes())
 	if err := xml.Unmarshal(b.Bytes(), new(struct{ XMLName xml.Name })); err != nil {
 		t.Errorf("badge is not XML: %v", err)
 	}
@@ -293,24 +291,6 @@ func TestBadge(t *testing.T) {
 		if got := BadgeColor(s); got != want {
 			t.Errorf("BadgeColor(%d) = %s, want %s", s, got, want)
 		}
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
 }
 
@@ -338,7 +318,7 @@ func TestReferenceServersExplained(t *testing.T) {
 			if err := WriteText(&b, r, true); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".explain.txt", b.Bytes())
+			golden.Check(t, filepath.Join("testdata", name+".explain.txt"), b.Bytes())
 		})
 	}
 }

@@ -3,7 +3,6 @@ package tokens
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,10 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpspec/mcpspec/analyze/inventory"
+	"github.com/mcpspec/mcpspec/internal/golden"
 	"github.com/mcpspec/mcpspec/session"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func loadInventory(t *testing.T, name string) *inventory.Inventory {
 	t.Helper()
@@ -27,24 +25,6 @@ func loadInventory(t *testing.T, name string) *inventory.Inventory {
 		t.Fatal(err)
 	}
 	return &inv
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
 }
 
 func TestMeasureHandComputed(t *testing.T) {
@@ -132,9 +112,9 @@ func TestReferenceServersGolden(t *testing.T) {
 			if err := WriteText(&text, r, nil, ""); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".txt", text.Bytes())
+			golden.Check(t, filepath.Join("testdata", name+".txt"), text.Bytes())
 			js, _ := json.MarshalIndent(r, "", "  ")
-			golden(t, name+".json", append(js, '\n'))
+			golden.Check(t, filepath.Join("testdata", name+".json"), append(js, '\n'))
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpspec/mcpspec/detect/barrier"
@@ -34,6 +35,10 @@ func TestGoRunsEveryPartyAfterTheRelease(t *testing.T) {
 }
 
 func TestWaitBlocksUntilTheLastParty(t *testing.T) {
+	synctest.Test(t, testWaitBlocksUntilTheLastParty)
+}
+
+func testWaitBlocksUntilTheLastParty(t *testing.T) {
 	b := barrier.New(3)
 	var passed atomic.Int32
 	done := make(chan struct{})
@@ -46,10 +51,11 @@ func TestWaitBlocksUntilTheLastParty(t *testing.T) {
 			done <- struct{}{}
 		}()
 	}
+	synctest.Wait() // both parties are blocked in Wait, or have passed it
 	select {
 	case <-done:
 		t.Fatal("a party passed with 2 of 3 arrived")
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 	if _, ok := b.Released(); ok {
 		t.Fatal("Released before the last party")

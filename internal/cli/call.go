@@ -43,8 +43,7 @@ type callJSON struct {
 	IsError   bool            `json:"isError"`
 	LatencyMs *float64        `json:"latencyMs,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
-	ExitCode  ExitCode        `json:"exitCode"`
-	*failureJSON
+	jsonOutcome
 }
 
 func (a *app) call(ctx context.Context, cmd *cli.Command) error {
@@ -113,13 +112,8 @@ func (a *app) call(ctx context.Context, cmd *cli.Command) error {
 			out.Findings = findingsJSON(tg.findings())
 		}
 		out.OK = err == nil
-		out.ExitCode = exitCodeOf(ctx, err)
-		if err != nil && !out.IsError {
-			out.failureJSON = newFailureJSON(err)
-		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
+		// A tool error's result says why itself.
+		return writeJSONOutcome(ctx, a.io.Stdout, &out, err, out.IsError)
 	}
 	return err
 }

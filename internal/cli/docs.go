@@ -34,7 +34,7 @@ func (a *app) docsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "check", Usage: "compare with the docs in DIR instead of writing; exit 1 and print a diff when they are stale"},
 			&cli.StringFlag{Name: "encoding", Value: string(tokens.DefaultEncoding), Usage: "token `ENCODING` of the costs shown: o200k_base or cl100k_base"},
 		),
-		Action: a.docs,
+		Action: documentVerb(a, a.docsRun),
 	}
 }
 
@@ -45,33 +45,13 @@ type docsJSON struct {
 	Output string         `json:"output,omitempty"`
 	Files  []string       `json:"files,omitempty"`
 	// Check is set with --check.
-	Check    *docsCheckJSON `json:"check,omitempty"`
-	ExitCode ExitCode       `json:"exitCode"`
-	*failureJSON
+	Check *docsCheckJSON `json:"check,omitempty"`
+	jsonOutcome
 }
 
 type docsCheckJSON struct {
 	UpToDate bool   `json:"upToDate"`
 	Diff     string `json:"diff,omitempty"`
-}
-
-func (a *app) docs(ctx context.Context, cmd *cli.Command) error {
-	if cmd.Args().Present() {
-		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
-	}
-	f := readServerFlags(cmd)
-	var out docsJSON
-	err := a.docsRun(ctx, cmd, f, &out)
-	if f.JSON {
-		if err != nil {
-			out.failureJSON = newFailureJSON(err)
-			out.ExitCode = exitCodeOf(ctx, err)
-		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 // docsRun does the work of docs, filling out for --json.

@@ -225,8 +225,7 @@ type requestJSON struct {
 	OK        bool            `json:"ok"`
 	LatencyMs *float64        `json:"latencyMs,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
-	ExitCode  ExitCode        `json:"exitCode"`
-	*failureJSON
+	jsonOutcome
 }
 
 // oneShot opens a session, sends r, prints the result (or, with --json, one document), and
@@ -268,13 +267,7 @@ func (a *app) oneShot(ctx context.Context, cmd *cli.Command, r oneShotRequest) e
 			out.Findings = findingsJSON(tg.findings())
 		}
 		out.OK = err == nil
-		out.ExitCode = exitCodeOf(ctx, err)
-		if err != nil {
-			out.failureJSON = newFailureJSON(err)
-		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
+		return writeJSONOutcome(ctx, a.io.Stdout, &out, err, false)
 	}
 	return err
 }

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -20,6 +23,54 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// jsonOutcome ends the --json document of a verb: its exit code and, when the verb failed, the
+// fields of [failureJSON] at the top level of the document.
+type jsonOutcome struct {
+	ExitCode ExitCode `json:"exitCode"`
+	*failureJSON
+}
+
+func (o *jsonOutcome) outcome() *jsonOutcome { return o }
+
+// withOutcome is a --json document that embeds a [jsonOutcome].
+type withOutcome interface{ outcome() *jsonOutcome }
+
+// writeJSONOutcome is the end of every verb whose --json document embeds a [jsonOutcome]: it
+// records err in doc (the exit code err maps to and, unless explained — the document says why
+// itself, as a tool error's result does — the failure), writes doc, and returns err, or the
+// write's error when err is nil.
+func writeJSONOutcome(ctx context.Context, w io.Writer, doc withOutcome, err error, explained bool) error {
+	o := doc.outcome()
+	o.ExitCode = exitCodeOf(ctx, err)
+	if err != nil && !explained {
+		o.failureJSON = newFailureJSON(err)
+	}
+	if werr := writeJSON(w, doc); err == nil {
+		err = werr
+	}
+	return err
+}
+
+// documentVerb is the action of a verb that takes no argument and fills a --json document of
+// type D as run goes: with --json the document is written whether run failed or not.
+func documentVerb[D any, P interface {
+	*D
+	withOutcome
+}](a *app, run func(ctx context.Context, cmd *cli.Command, f serverFlags, out P) error) cli.ActionFunc {
+	return func(ctx context.Context, cmd *cli.Command) error {
+		if cmd.Args().Present() {
+			return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
+		}
+		f := readServerFlags(cmd)
+		var out D
+		err := run(ctx, cmd, f, &out)
+		if f.JSON {
+			return writeJSONOutcome(ctx, a.io.Stdout, P(&out), err, false)
+		}
+		return err
+	}
 }
 
 // prettyJSON indents raw JSON; invalid JSON is returned as is.

@@ -41,8 +41,7 @@ func (a *app) probeCommand() *cli.Command {
 // could not be probed, the failure.
 type probeJSON struct {
 	*probe.Report
-	ExitCode ExitCode `json:"exitCode"`
-	*failureJSON
+	jsonOutcome
 }
 
 func (a *app) probe(ctx context.Context, cmd *cli.Command) error {
@@ -61,27 +60,16 @@ func (a *app) probe(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	rep, err := a.runProbe(ctx, f, opts)
-	code := ExitOK
-	switch {
-	case err != nil:
-		code = exitCodeOf(ctx, err)
-	case rep.Failed():
-		c := rep.Counts
-		err = &Error{Code: ExitFailure, Msg: probeVerdict(c, opts.Strict)}
-		code = ExitFailure
+	if err == nil && rep.Failed() {
+		err = &Error{Code: ExitFailure, Msg: probeVerdict(rep.Counts, opts.Strict)}
 	}
 	if f.JSON {
-		out := probeJSON{Report: rep, ExitCode: code}
+		out := probeJSON{Report: rep}
 		if out.Report == nil {
 			out.Report = &probe.Report{Server: f.Server, Results: []probe.Result{}}
 		}
-		if err != nil && code != ExitFailure {
-			out.failureJSON = newFailureJSON(err)
-		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
-		return err
+		// The failed rows say why a probe failed.
+		return writeJSONOutcome(ctx, a.io.Stdout, &out, err, exitCodeOf(ctx, err) == ExitFailure)
 	}
 	if rep != nil && len(rep.Results) > 0 {
 		if werr := rep.WriteText(a.io.Stdout, &probe.TextOptions{Verbose: cmd.Bool("verbose")}); err == nil {

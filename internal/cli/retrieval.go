@@ -36,7 +36,7 @@ func (a *app) retrievalCommand() *cli.Command {
 			&cli.StringFlag{Name: "baseline", Usage: "gate against an earlier 'retrieval --json' output (`FILE`)"},
 			&cli.FloatFlag{Name: "tolerance", Value: 0.02, Usage: "how far (absolute) a metric may fall below the baseline (`F`)"},
 		),
-		Action: a.retrieval,
+		Action: documentVerb(a, a.retrievalRun),
 	}
 }
 
@@ -44,27 +44,7 @@ func (a *app) retrievalCommand() *cli.Command {
 type retrievalJSON struct {
 	sessionJSON
 	*retrieval.Report
-	ExitCode ExitCode `json:"exitCode"`
-	*failureJSON
-}
-
-func (a *app) retrieval(ctx context.Context, cmd *cli.Command) error {
-	if cmd.Args().Present() {
-		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
-	}
-	f := readServerFlags(cmd)
-	var out retrievalJSON
-	err := a.retrievalRun(ctx, cmd, f, &out)
-	if f.JSON {
-		if err != nil {
-			out.failureJSON = newFailureJSON(err)
-			out.ExitCode = exitCodeOf(ctx, err)
-		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
-	}
-	return err
+	jsonOutcome
 }
 
 // retrievalRun does the work of retrieval, filling out for --json.

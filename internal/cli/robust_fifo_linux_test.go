@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 // mkfifo makes a named pipe at dir/name.
@@ -115,7 +117,7 @@ func TestInterruptWhileReadingAPipe(t *testing.T) {
 			holdOpen(t, mkfifo(t, dir, "p.env"))
 			p := startMcpspec(t, dir, tt.args...)
 			// Once it has the pipe open it handles signals (a signal before that would kill it).
-			waitUntil(t, 15*time.Second, "mcpspec to open the pipe", func() bool {
+			poll.Until(t, 15*time.Second, "mcpspec to open the pipe", func() bool {
 				return hasOpen(p.cmd.Process.Pid, filepath.Join(dir, "p.env"))
 			})
 			p.signal(t, tt.sig)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -59,7 +60,7 @@ func TestInterruptFlushesReports(t *testing.T) {
 				"--reporter", "junit=out/junit.xml", "--reporter", "tap=out/r.tap",
 				"--reporter", "json=out/r.json", "--reporter", "html=out/r.html")
 
-			waitUntil(t, 15*time.Second, "the slow call to reach the server", func() bool {
+			poll.Until(t, 15*time.Second, "the slow call to reach the server", func() bool {
 				b, _ := os.ReadFile(in)
 				return strings.Contains(string(b), `"slow"`)
 			})

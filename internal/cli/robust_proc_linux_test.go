@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 // markerEnv is set, with a value unique to one run, in the environment of the mcpspec process
@@ -132,19 +134,21 @@ func (p *mcpspecProc) wait(t *testing.T, d time.Duration) int {
 // waitOutput waits up to d until the combined output satisfies cond.
 func (p *mcpspecProc) waitOutput(t *testing.T, d time.Duration, what string, cond func(stdout, stderr string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond(p.stdout.String(), p.stderr.String()) {
+	exited := false
+	poll.Within(d, func() bool {
 		select {
 		case <-p.exited:
-			if cond(p.stdout.String(), p.stderr.String()) {
-				return
-			}
-			t.Fatalf("mcpspec exited (%v) before %s\nstdout:\n%s\nstderr:\n%s", p.err, what, tail(p.stdout.String()), tail(p.stderr.String()))
-		case <-time.After(10 * time.Millisecond):
+			exited = true
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s\nstdout:\n%s\nstderr:\n%s", d, what, tail(p.stdout.String()), tail(p.stderr.String()))
-		}
+		return exited || cond(p.stdout.String(), p.stderr.String())
+	})
+	switch {
+	case cond(p.stdout.String(), p.stderr.String()):
+	case exited:
+		t.Fatalf("mcpspec exited (%v) before %s\nstdout:\n%s\nstderr:\n%s", p.err, what, tail(p.stdout.String()), tail(p.stderr.String()))
+	default:
+		t.Fatalf("timed out after %v waiting for %s\nstdout:\n%s\nstderr:\n%s", d, what, tail(p.stdout.String()), tail(p.stderr.String()))
 	}
 }
 
@@ -172,23 +176,16 @@ func (p *mcpspecProc) leftovers() []int {
 // two seconds for them to go.
 func (p *mcpspecProc) assertNoLeftovers(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		left := p.leftovers()
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			var desc []string
-			for _, pid := range left {
-				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-				desc = append(desc, fmt.Sprintf("%d: %s", pid, bytes.ReplaceAll(bytes.TrimRight(cmdline, "\x00"), []byte{0}, []byte{' '})))
-			}
-			t.Errorf("processes started by mcpspec outlived it:\n  %s", strings.Join(desc, "\n  "))
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	var left []int
+	if poll.Within(2*time.Second, func() bool { left = p.leftovers(); return len(left) == 0 }) {
+		return
 	}
+	var desc []string
+	for _, pid := range left {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		desc = append(desc, fmt.Sprintf("%d: %s", pid, bytes.ReplaceAll(bytes.TrimRight(cmdline, "\x00"), []byte{0}, []byte{' '})))
+	}
+	t.Errorf("processes started by mcpspec outlived it:\n  %s", strings.Join(desc, "\n  "))
 }
 
 // assertNoPanic fails the test when stderr shows a Go panic or a goroutine dump.

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 // escapingServer is a server whose descendants leave its session and process group: a
@@ -46,7 +48,7 @@ func TestNoDescendantOutlivesMcpspec(t *testing.T) {
 			args := append([]string{"call", "--server", server, "--connect-timeout", "30s", "echo", "--args", `{"text":"x"}`}, tt.args...)
 			p := startMcpspec(t, dir, args...)
 			var bare int
-			waitUntil(t, 15*time.Second, "the grandchildren to start and the call to reach the server", func() bool {
+			poll.Until(t, 15*time.Second, "the grandchildren to start and the call to reach the server", func() bool {
 				b, _ := os.ReadFile(pidFile)
 				bare, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 				calls, _ := os.ReadFile(in)
@@ -64,7 +66,7 @@ func TestNoDescendantOutlivesMcpspec(t *testing.T) {
 			}
 			assertNoPanic(t, p.stderr.String())
 			p.assertNoLeftovers(t)
-			waitUntil(t, 5*time.Second, fmt.Sprintf("the grandchild with an empty environment (%d) to end", bare), func() bool {
+			poll.Until(t, 5*time.Second, fmt.Sprintf("the grandchild with an empty environment (%d) to end", bare), func() bool {
 				return !alive(bare)
 			})
 		})
@@ -126,16 +128,21 @@ func TestShutdownStaysShort(t *testing.T) {
 // SIGTERM first.
 func TestSecondInterruptKills(t *testing.T) {
 	dir := t.TempDir()
-	term, in := filepath.Join(dir, "term.log"), filepath.Join(dir, "in.log")
-	// The shell records a SIGTERM (and goes on), then waits in a loop that survives it.
-	server := fmt.Sprintf(`sh -c 'trap "echo TERM >> %s" TERM; tee %s | mcpspec testserver --hang-first-call; while :; do sleep 300 & wait; done'`, term, in)
+	term, in, eof := filepath.Join(dir, "term.log"), filepath.Join(dir, "in.log"), filepath.Join(dir, "eof")
+	// The shell records a SIGTERM (and goes on), and that testserver ended (its stdin closed: the
+	// shutdown began), then waits in a loop that survives SIGTERM.
+	server := fmt.Sprintf(`sh -c 'trap "echo TERM >> %s" TERM; tee %s | mcpspec testserver --hang-first-call; : > %s; while :; do sleep 300 & wait; done'`, term, in, eof)
 	p := startMcpspec(t, dir, "call", "--server", server, "--timeout", "1m", "echo", "--args", `{"text":"x"}`)
-	waitUntil(t, 15*time.Second, "the call to reach the server", func() bool {
+	poll.Until(t, 15*time.Second, "the call to reach the server", func() bool {
 		b, _ := os.ReadFile(in)
 		return strings.Contains(string(b), `"tools/call"`)
 	})
 	p.signal(t, syscall.SIGINT)
-	time.Sleep(50 * time.Millisecond)
+	// The second interrupt comes once the first one began the shutdown, within its grace.
+	poll.Until(t, 15*time.Second, "the first interrupt to close the server's stdin", func() bool {
+		_, err := os.Stat(eof)
+		return err == nil
+	})
 	p.signal(t, syscall.SIGINT)
 	if code := p.wait(t, 15*time.Second); code != int(ExitInterrupted) {
 		t.Errorf("exit code = %d, want %d\nstderr:\n%s", code, ExitInterrupted, p.stderr.String())

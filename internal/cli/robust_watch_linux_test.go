@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 const watchCollection = `name: Watched
@@ -58,7 +60,7 @@ func TestWatchInterruptDuringRun(t *testing.T) {
 	in := filepath.Join(dir, "in.log")
 	writeFile(t, dir, "slow.yaml", fmt.Sprintf(interruptCollection, in))
 	p := startMcpspec(t, dir, "test", "--watch", "slow.yaml", "--reporter", "json=out/r.json")
-	waitUntil(t, 15*time.Second, "the slow call to reach the server", func() bool {
+	poll.Until(t, 15*time.Second, "the slow call to reach the server", func() bool {
 		b, _ := os.ReadFile(in)
 		return strings.Contains(string(b), `"slow"`)
 	})

@@ -38,7 +38,7 @@ func (a *app) scoreCommand() *cli.Command {
 			&cli.IntFlag{Name: "min-score", Usage: "exit 1 when the score is below `N` (0–100)"},
 			&cli.StringFlag{Name: "golden", Usage: "a retrieval golden set `FILE`: adds Recall@5, MRR and nDCG@10 of mcpspec's BM25 to discoverability"},
 		),
-		Action: a.score,
+		Action: documentVerb(a, a.scoreRun),
 	}
 }
 
@@ -51,8 +51,7 @@ type scoreJSON struct {
 	Security *scoreSecurityJSON `json:"security,omitempty"`
 	Badge    string             `json:"badge,omitempty"`
 	MinScore *scoreMinJSON      `json:"minScore,omitempty"`
-	ExitCode ExitCode           `json:"exitCode"`
-	*failureJSON
+	jsonOutcome
 }
 
 // scoreLatency is one measured answer time, reported and never scored.
@@ -70,25 +69,6 @@ type scoreSecurityJSON struct {
 type scoreMinJSON struct {
 	Min int  `json:"min"`
 	OK  bool `json:"ok"`
-}
-
-func (a *app) score(ctx context.Context, cmd *cli.Command) error {
-	if cmd.Args().Present() {
-		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
-	}
-	f := readServerFlags(cmd)
-	var out scoreJSON
-	err := a.scoreRun(ctx, cmd, f, &out)
-	if f.JSON {
-		if err != nil {
-			out.failureJSON = newFailureJSON(err)
-			out.ExitCode = exitCodeOf(ctx, err)
-		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 // scoreRun does the work of score, filling out for --json.

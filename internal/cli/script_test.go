@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,10 +17,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mcpspec/mcpspec/internal/golden"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite the cmp files in testdata/script to the current output")
 
 // TestMain registers the commands the scripts run as real processes: mcpspec itself (this test
 // binary dispatching on its name, so scripts run the real binary) and expect-exit.
@@ -68,7 +66,7 @@ func expectExit() {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
-		UpdateScripts:       *update,
+		UpdateScripts:       golden.Update(),
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve":    cmdServe,

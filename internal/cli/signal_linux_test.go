@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 // TestSignalStopsServerTree runs the real binary against a server process tree (sh → tee and
@@ -64,13 +66,13 @@ func TestSignalStopsServerTree(t *testing.T) {
 				}
 			})
 
-			waitUntil(t, 15*time.Second, "the request to reach the server", func() bool {
+			poll.Until(t, 15*time.Second, "the request to reach the server", func() bool {
 				b, _ := os.ReadFile(in)
 				return bytes.Contains(b, []byte(tt.waitFor))
 			})
 			// sh may not have forked the second half of its pipeline yet when tee first writes.
 			var tree []int
-			waitUntil(t, 15*time.Second, "the server process tree (sh, tee and mcpspec testserver)", func() bool {
+			poll.Until(t, 15*time.Second, "the server process tree (sh, tee and mcpspec testserver)", func() bool {
 				tree = descendants(cmd.Process.Pid)
 				return len(tree) >= 3
 			})
@@ -90,7 +92,7 @@ func TestSignalStopsServerTree(t *testing.T) {
 			if !strings.Contains(stderr.String(), "interrupted") {
 				t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())
 			}
-			waitUntil(t, 5*time.Second, fmt.Sprintf("server processes %v to end", tree), func() bool {
+			poll.Until(t, 5*time.Second, fmt.Sprintf("server processes %v to end", tree), func() bool {
 				for _, pid := range tree {
 					if alive(pid) {
 						return false
@@ -99,18 +101,6 @@ func TestSignalStopsServerTree(t *testing.T) {
 				return true
 			})
 		})
-	}
-}
-
-// waitUntil polls cond every 10ms until it holds or d passes.
-func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

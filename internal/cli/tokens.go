@@ -37,7 +37,7 @@ func (a *app) tokensCommand() *cli.Command {
 			&cli.StringFlag{Name: "against", Usage: "compare with `FILE`: an earlier 'tokens --json' output, a saved tool list ('tools --json', a tools/list result), or the audit's lockfile (" + audit.DefaultLockPath + ")"},
 			&cli.IntFlag{Name: "budget", Usage: "exit 1 when the core tokens of all tools exceed `N`"},
 		),
-		Action: a.tokens,
+		Action: documentVerb(a, a.tokensRun),
 	}
 }
 
@@ -45,10 +45,9 @@ func (a *app) tokensCommand() *cli.Command {
 type tokensJSON struct {
 	sessionJSON
 	*tokens.Report
-	Against  *tokensAgainstJSON `json:"against,omitempty"`
-	Budget   *tokensBudgetJSON  `json:"budget,omitempty"`
-	ExitCode ExitCode           `json:"exitCode"`
-	*failureJSON
+	Against *tokensAgainstJSON `json:"against,omitempty"`
+	Budget  *tokensBudgetJSON  `json:"budget,omitempty"`
+	jsonOutcome
 }
 
 type tokensAgainstJSON struct {
@@ -60,25 +59,6 @@ type tokensBudgetJSON struct {
 	Limit int  `json:"limit"`
 	Core  int  `json:"core"`
 	OK    bool `json:"ok"`
-}
-
-func (a *app) tokens(ctx context.Context, cmd *cli.Command) error {
-	if cmd.Args().Present() {
-		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
-	}
-	f := readServerFlags(cmd)
-	var out tokensJSON
-	err := a.tokensRun(ctx, cmd, f, &out)
-	if f.JSON {
-		if err != nil {
-			out.failureJSON = newFailureJSON(err)
-			out.ExitCode = exitCodeOf(ctx, err)
-		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
-	}
-	return err
 }
 
 // tokensRun does the work of tokens, filling out for --json.

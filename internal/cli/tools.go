@@ -25,9 +25,8 @@ func (a *app) toolsCommand() *cli.Command {
 // toolsJSON is the --json output of tools.
 type toolsJSON struct {
 	sessionJSON
-	Tools    []json.RawMessage `json:"tools"`
-	ExitCode ExitCode          `json:"exitCode"`
-	*failureJSON
+	Tools []json.RawMessage `json:"tools"`
+	jsonOutcome
 }
 
 func (a *app) tools(ctx context.Context, cmd *cli.Command) error {
@@ -54,16 +53,10 @@ func (a *app) tools(ctx context.Context, cmd *cli.Command) error {
 		if tg != nil {
 			out.Findings = findingsJSON(tg.findings())
 		}
-		if err != nil {
-			out.failureJSON = newFailureJSON(err)
-			out.ExitCode = exitCodeOf(ctx, err)
-		}
 		if out.Tools == nil {
 			out.Tools = []json.RawMessage{}
 		}
-		if werr := writeJSON(a.io.Stdout, out); err == nil {
-			err = werr
-		}
+		return writeJSONOutcome(ctx, a.io.Stdout, &out, err, false)
 	}
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 func TestParseStat(t *testing.T) {
@@ -69,16 +71,13 @@ func TestDescendants(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var procs []Proc
-	for range 500 { // until sh has started sleep
+	poll.Within(5*time.Second, func() bool { // until sh has started sleep
 		var ok bool
 		if procs, ok = Descendants(os.Getpid()); !ok {
 			t.Skip("the kernel has no /proc/PID/task/TID/children files")
 		}
-		if len(procs) >= 2 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(procs) >= 2
+	})
 	if len(procs) != 2 || procs[0].PID != cmd.Process.Pid || procs[1].PPID != cmd.Process.Pid {
 		t.Errorf("Descendants = %+v, want sh (%d) then its sleep", procs, cmd.Process.Pid)
 	}

@@ -9,10 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 // within fails the test when fn does not return within 10s: a blocked open or read hangs.
@@ -27,6 +30,18 @@ func within[T any](t *testing.T, what string, fn func() T) T {
 		t.Fatalf("%s still blocked after 10s", what)
 		panic("unreachable")
 	}
+}
+
+// openBlocked reports whether a goroutine is in the open system call of os.OpenFile (a FIFO's
+// open blocks there until the other end opens).
+func openBlocked() bool {
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, " [syscall") && strings.Contains(g, "os.OpenFile(") {
+			return true
+		}
+	}
+	return false
 }
 
 func fifo(t *testing.T) string {
@@ -104,7 +119,7 @@ func TestReadInputFromPipes(t *testing.T) {
 			errc <- err
 		}()
 		// Wait for the writer to be blocked in its open, as a shell's <(…) writer would be.
-		time.Sleep(50 * time.Millisecond)
+		poll.Until(t, 10*time.Second, "the writer to block in its open", openBlocked)
 		got := within(t, "ReadInput", func() string {
 			b, err := ReadInput(context.Background(), p, 100)
 			if err != nil {

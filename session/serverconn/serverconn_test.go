@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/internal/hint"
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -179,9 +180,18 @@ func TestPool(t *testing.T) {
 	op := newOpener(t, srv.URL, nil, Options{})
 	var firsts atomic.Int32
 	var toolsSeen atomic.Int32
-	p := NewPool(op, func(ctx context.Context, c *Conn) {
+	var p *Pool
+	p = NewPool(op, func(ctx context.Context, c *Conn) {
 		firsts.Add(1)
-		time.Sleep(50 * time.Millisecond) // others must wait for this
+		// Others must wait for this: return only once every session is open, so that none
+		// can be handed out before onFirst returns unless Acquire fails to wait.
+		if !poll.Within(10*time.Second, func() bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return len(p.all) == 3
+		}) {
+			t.Error("the other two sessions did not open while onFirst ran")
+		}
 		toolsSeen.Store(1)
 	})
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
@@ -52,7 +53,7 @@ func TestWriterBatches(t *testing.T) {
 	for i := 1; i < n; i++ {
 		go func() { errs <- w.WriteFrame(ctx, fmt.Appendf(nil, `{"id":%d}`, i)) }()
 	}
-	waitFor(t, "999 frames queued", func() bool {
+	poll.Until(t, 5*time.Second, "999 frames queued", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return bytes.Count(w.queued, []byte("\n")) == n-1
@@ -157,18 +158,6 @@ func TestWriterErrorIsSticky(t *testing.T) {
 func checkGoroutines(t *testing.T) func() {
 	t.Helper()
 	return conntest.CheckGoroutines(t)
-}
-
-// waitFor polls cond until it holds or a few seconds pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // countingWriter counts write calls.

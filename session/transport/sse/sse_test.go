@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
@@ -244,14 +245,12 @@ func TestCloseStopsReader(t *testing.T) {
 		t.Errorf("Send after Close: %v", err)
 	}
 	// The reader may still be running its last deferred calls right after Close returned.
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	var s string
+	if !poll.Within(2*time.Second, func() bool {
 		buf := make([]byte, 1<<20)
-		s := string(buf[:runtime.Stack(buf, true)])
-		if !strings.Contains(s, "transport/sse.(*Conn).read") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("reader still running after Close:\n%s", s)
-		}
+		s = string(buf[:runtime.Stack(buf, true)])
+		return !strings.Contains(s, "transport/sse.(*Conn).read")
+	}) {
+		t.Fatalf("reader still running after Close:\n%s", s)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
 // TestEscapedDescendantsDie checks that Close stops descendants that left the child's process
@@ -39,7 +41,7 @@ func TestEscapedDescendantsDie(t *testing.T) {
 				pids = append(pids, msg.Grandchild)
 			}
 			for _, pid := range pids {
-				if !eventually(func() bool { return alive(pid) }) {
+				if !poll.Within(3*time.Second, func() bool { return alive(pid) }) {
 					t.Fatalf("grandchild %d not running before Close", pid)
 				}
 			}
@@ -50,7 +52,7 @@ func TestEscapedDescendantsDie(t *testing.T) {
 				t.Errorf("stage = %q, want %q", got, tt.stage)
 			}
 			for _, pid := range pids {
-				if !eventually(func() bool { return !alive(pid) }) {
+				if !poll.Within(3*time.Second, func() bool { return !alive(pid) }) {
 					t.Errorf("grandchild %d (%s) alive after Close", pid, procDesc(pid))
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
@@ -296,7 +297,7 @@ func TestGrandchildDies(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if !eventually(func() bool { return !alive(msg.Grandchild) }) {
+	if !poll.Within(3*time.Second, func() bool { return !alive(msg.Grandchild) }) {
 		t.Errorf("grandchild %d alive after Close", msg.Grandchild)
 	}
 }
@@ -324,7 +325,7 @@ func TestExitWithGrandchildHoldingStdout(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if !eventually(func() bool { return !alive(msg.Grandchild) }) {
+	if !poll.Within(3*time.Second, func() bool { return !alive(msg.Grandchild) }) {
 		t.Errorf("grandchild %d alive after Close", msg.Grandchild)
 	}
 }
@@ -377,18 +378,6 @@ func alive(pid int) bool {
 	s := string(stat)
 	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
 		return s[i+2] != 'Z'
-	}
-	return true
-}
-
-// eventually polls cond for up to 3 seconds.
-func eventually(cond func() bool) bool {
-	deadline := time.Now().Add(3 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	return true
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
@@ -130,23 +131,19 @@ func statusErr(t *testing.T, err error) *transport.StatusError {
 // noLeaks fails when goroutines of pkg are still running after a bounded wait.
 func noLeaks(t *testing.T, pkg string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
+	var leaked []string
+	if !poll.Within(2*time.Second, func() bool {
 		buf := make([]byte, 1<<20)
 		stacks := string(buf[:runtime.Stack(buf, true)])
-		var leaked []string
+		leaked = nil
 		for _, g := range strings.Split(stacks, "\n\n") {
 			if strings.Contains(g, pkg) && !strings.Contains(g, "testing.tRunner") && !strings.Contains(g, "noLeaks") {
 				leaked = append(leaked, g)
 			}
 		}
-		if len(leaked) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines leaked:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
-		}
-		time.Sleep(10 * time.Millisecond)
+		return len(leaked) == 0
+	}) {
+		t.Fatalf("%d goroutines leaked:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
 	}
 }
 

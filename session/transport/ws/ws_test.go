@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/internal/conntest"
 )
@@ -228,16 +229,12 @@ func TestDialStatusError(t *testing.T) {
 // running its last deferred calls right after Close returned).
 func noReader(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
+	var s string
+	if !poll.Within(2*time.Second, func() bool {
 		buf := make([]byte, 1<<20)
-		s := string(buf[:runtime.Stack(buf, true)])
-		if !strings.Contains(s, "transport/ws.(*Conn).read") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("reader goroutine still running after Close:\n%s", s)
-		}
-		time.Sleep(5 * time.Millisecond)
+		s = string(buf[:runtime.Stack(buf, true)])
+		return !strings.Contains(s, "transport/ws.(*Conn).read")
+	}) {
+		t.Fatalf("reader goroutine still running after Close:\n%s", s)
 	}
 }
