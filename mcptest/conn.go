@@ -181,6 +181,12 @@ func errorResponseFor(id json.RawMessage, e *rpcError) []byte {
 
 // dispatch handles one received frame: notifications inline, requests on their own goroutine.
 func (c *frameConn) dispatch(ctx context.Context, data []byte) {
+	data, crash := c.b.utf8Bug(data)
+	if crash {
+		c.b.die("a frame that is not UTF-8")
+		c.crash()
+		return
+	}
 	if c.b.tooDeep(data) {
 		c.b.die("a frame nested deeper than the parser's limit")
 		c.crash()

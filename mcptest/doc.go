@@ -104,6 +104,12 @@
 // [Options.SloppyJSONRPC] (unknown methods answered with {}, any initialize version agreed to,
 // notifications answered), [Options.SloppyStdio] (a banner on stdout, notifications over
 // several lines) and [Options.IgnoreCancel]; `mcpspec testserver --sloppy` turns on all four.
+// [Options.AnswerVersion] (--answer-version V: every initialize answered with V, whatever was
+// offered) breaks the handshake itself; [Options.ReplaceInvalidUTF8] (--replace-invalid-utf8)
+// serves a frame that is not UTF-8 with U+FFFD in place of its bad bytes, a lenient receiver
+// that breaks no rule, and [Options.CrashOnInvalidUTF8] (--crash-on-invalid-utf8) dies on it.
+// [Options.ShapedSessionIDs] (--shaped-session-ids) serves any Streamable HTTP session id of
+// its own shape, a forged one or one ended with DELETE.
 //
 // # Fuzz targets
 //

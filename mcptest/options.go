@@ -174,6 +174,19 @@ type Options struct {
 	SloppyStdio bool
 	// IgnoreCancel ignores notifications/cancelled: a cancelled call runs on and is answered.
 	IgnoreCancel bool
+	// AnswerVersion, when set, is the protocolVersion every initialize is answered with,
+	// whatever the client offered ("1999-01-01" is no version: clients refuse the handshake).
+	AnswerVersion string
+	// ReplaceInvalidUTF8 serves a frame that is not UTF-8 with each bad byte replaced by
+	// U+FFFD (as many JSON parsers do) instead of answering -32700.
+	ReplaceInvalidUTF8 bool
+	// CrashOnInvalidUTF8 makes the server die on a frame that is not UTF-8.
+	CrashOnInvalidUTF8 bool
+	// ShapedSessionIDs serves a Streamable HTTP request whose session id is unknown but has
+	// the shape of the server's own (32 lowercase hex digits) in a live session: the check
+	// looks at the format of the id, not at the sessions issued (a forged id, or one ended
+	// with DELETE, is served).
+	ShapedSessionIDs bool
 
 	// The bugs a protocol fuzzer must find (see fuzzbugs.go). A crash they provoke is a real
 	// panic under `mcpspec testserver` (exit status 2, a stack trace on stderr) and a dropped

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"unicode/utf8"
 )
 
 // The sloppy modes (Options.SloppyHTTP, SloppyJSONRPC, SloppyStdio, IgnoreCancel) make the
@@ -153,6 +154,37 @@ func (h *sloppyHandler) handle(ctx context.Context, p peer, req *request) *respo
 	return resp
 }
 
+// versionHandler is the dispatcher middleware of Options.AnswerVersion.
+type versionHandler struct {
+	next    handler
+	version string
+}
+
+func (h *versionHandler) handle(ctx context.Context, p peer, req *request) *response {
+	resp := h.next.handle(ctx, p, req)
+	if req.Method == "initialize" && resp != nil && resp.Error == nil {
+		if m, ok := resp.Result.(map[string]any); ok {
+			m["protocolVersion"] = h.version
+		}
+	}
+	return resp
+}
+
+// utf8Bug applies ReplaceInvalidUTF8 and CrashOnInvalidUTF8 to a received frame: it returns
+// the frame to serve, or crash true when the server must die on it.
+func (b *Backend) utf8Bug(data []byte) (out []byte, crash bool) {
+	if utf8.Valid(data) {
+		return data, false
+	}
+	switch {
+	case b.opts.CrashOnInvalidUTF8:
+		return nil, true
+	case b.opts.ReplaceInvalidUTF8:
+		return bytes.ToValidUTF8(data, []byte("\uFFFD")), false
+	}
+	return data, false
+}
+
 // rawWriter is a peer that can write a frame of its own (the frame transports).
 type rawWriter interface {
 	writeRaw(data []byte)
@@ -164,6 +196,9 @@ func (c *frameConn) writeRaw(data []byte) { c.write(data) }
 func (b *Backend) wrapSloppy() {
 	if b.opts.SloppyJSONRPC {
 		b.root = &sloppyHandler{next: b.root}
+	}
+	if b.opts.AnswerVersion != "" {
+		b.root = &versionHandler{next: b.root, version: b.opts.AnswerVersion}
 	}
 }
 

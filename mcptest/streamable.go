@@ -64,6 +64,15 @@ func newSessionID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// isSessionShaped reports whether id has the shape of newSessionID's ids.
+func isSessionShaped(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil && strings.ToLower(id) == id
+}
+
 // httpPeer is the peer of one POSTed request.
 type httpPeer struct {
 	state *sessionState
@@ -187,6 +196,12 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, newError(CodeInvalidRequest, "body too large"))
 		return
 	}
+	body, crash := s.Backend.utf8Bug(body)
+	if crash {
+		s.Backend.die("a frame that is not UTF-8")
+		abortConnection(w)
+		return
+	}
 	if s.Backend.tooDeep(body) {
 		s.Backend.die("a frame nested deeper than the parser's limit")
 		abortConnection(w)
@@ -268,6 +283,9 @@ func (s *Server) sessionOf(r *http.Request) (*httpSession, int, *rpcError) {
 		return nil, http.StatusBadRequest, newError(CodeInvalidRequest, "missing %s header: initialize first", HeaderSessionID)
 	}
 	hs := s.lookupSession(id)
+	if hs == nil && s.Backend.opts.ShapedSessionIDs && isSessionShaped(id) {
+		hs = s.lookupSession(s.anySession())
+	}
 	if hs == nil {
 		return nil, http.StatusNotFound, newError(codeSessionNotFound, "session not found")
 	}

@@ -474,10 +474,20 @@ func (s *Session) initRequest(ctx context.Context, v string, ids *atomic.Int64) 
 			Message: "the initialize result does not decode: " + err.Error(), Frame: excerpt(resp.Result)}
 	}
 	if res.ProtocolVersion != v && !slices.Contains(legacyVersions(), res.ProtocolVersion) {
+		if s.opts.AcceptAnyVersion {
+			res.ProtocolVersion = v
+			return &res, at, nil
+		}
+		hint := "pin a version the server supports with --protocol-version, or upgrade the server"
+		if res.ProtocolVersion < Version20241105 {
+			// Not a version of MCP at all: pinning another one will not help.
+			hint = "this is no MCP protocol version (the first is " + Version20241105 + "), so pinning one will not help; " +
+				"`mcpspec probe` records this handshake violation and runs its other rows"
+		}
 		return nil, at, &Error{Category: ProtocolError, Method: "initialize", ID: resp.ID, Frame: excerpt(resp.Result),
 			Message: "the server chose protocol version " + transportQuote(res.ProtocolVersion) +
 				", which this client does not speak (it speaks " + joinVersions(legacyVersions()) + ")",
-			Hint: "pin a version the server supports with --protocol-version, or upgrade the server"}
+			Hint: hint}
 	}
 	return &res, at, nil
 }

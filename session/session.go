@@ -19,6 +19,11 @@ type Options struct {
 	// ProtocolVersion pins a version ("2025-06-18", "2026-07-28" …); "" detects the era and
 	// negotiates the newest version both sides speak.
 	ProtocolVersion string
+	// AcceptAnyVersion takes an initialize answer whose protocolVersion this client does not
+	// speak as if the server had agreed to the version offered, instead of failing the
+	// handshake. The conformance probe sets it to record the violation and check the rest;
+	// the raw initialize result stays visible to OnFrame.
+	AcceptAnyVersion bool
 	// RequestTimeout is each request's deadline (default 30s).
 	RequestTimeout time.Duration
 	// ConnectTimeout bounds dial + era detection + handshake (default 10s).

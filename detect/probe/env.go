@@ -197,6 +197,9 @@ func refused(err error) bool {
 func (p *prober) opener(version string, l *eraLog) *serverconn.Opener {
 	so := p.o.Server
 	so.Session.ProtocolVersion = version
+	// A server that answers initialize with a version that is none is a FAIL row
+	// (lifecycle.initialize), not the end of the probe: take the version offered and go on.
+	so.Session.AcceptAnyVersion = true
 	if name := so.StderrFile; name != nil {
 		// Each opener counts from 1: number the files across the probe's openers.
 		so.StderrFile = func(int) string { return name(int(p.sessions.Add(1))) }

@@ -41,7 +41,20 @@ type eraData struct {
 	notifications []logNote
 	// dropped counts notifications beyond maxNotifications.
 	dropped int
+	// pending are the latest lines that do not parse but look like pieces of JSON, in the
+	// order received: a message split over lines while they may still join into one, or a
+	// message cut short when they never do (see settle).
+	pending []pendingLine
 }
+
+// pendingLine is one line of a run that may be a message split over lines.
+type pendingLine struct {
+	data []byte
+	text string
+}
+
+// maxPending bounds a run of lines that may join into one message.
+const maxPending = 256
 
 // tally counts offending frames and keeps the first few.
 type tally struct {
@@ -98,6 +111,11 @@ func (l *eraLog) received(f transport.Frame) {
 		return
 	}
 	data := bytes.TrimSpace(f.Data)
+	if !json.Valid(data) && jsonFragment.Match(data) {
+		l.d.piece(data, text)
+		return
+	}
+	l.d.settle()
 	if len(data) > 0 && data[0] == '[' {
 		var batch []json.RawMessage
 		if json.Unmarshal(data, &batch) == nil {
@@ -110,15 +128,46 @@ func (l *eraLog) received(f transport.Frame) {
 	l.d.message(data, text)
 }
 
+// piece logs a line that does not parse but looks like a piece of JSON: when the run of such
+// lines joins into one JSON message, each was a piece of a message split over lines.
+func (l *eraData) piece(data []byte, text string) {
+	l.pending = append(l.pending, pendingLine{data: bytes.Clone(data), text: text})
+	var joined []byte
+	for _, p := range l.pending {
+		joined = append(append(joined, p.data...), '\n')
+	}
+	if json.Valid(joined) {
+		for _, p := range l.pending {
+			l.fragments.add(p.text)
+		}
+		l.pending = nil
+		l.message(joined, "[joined] "+excerpt(joined))
+		return
+	}
+	if len(l.pending) >= maxPending {
+		l.settle()
+	}
+}
+
+// settle ends a run of pieces that never joined into a message: a line that starts a JSON
+// object or array is a message cut short (malformed output, as a transport rule sees it); the
+// other lines are pieces of it, or of a message split over lines whose start was lost.
+func (l *eraData) settle() {
+	for _, p := range l.pending {
+		if len(p.data) > 1 && (p.data[0] == '{' || p.data[0] == '[') {
+			l.otherBad.add("[cut short: not valid JSON, and no line after it completes it] " + p.text)
+		} else {
+			l.fragments.add(p.text)
+		}
+	}
+	l.pending = nil
+}
+
 // message logs one decoded message (a frame, or a member of a batch).
 func (l *eraData) message(data []byte, text string) {
 	var m wireMessage
 	if err := json.Unmarshal(data, &m); err != nil {
-		if jsonFragment.Match(data) {
-			l.fragments.add(text)
-		} else {
-			l.nonJSON.add(text)
-		}
+		l.nonJSON.add(text)
 		return
 	}
 	switch {
@@ -193,11 +242,17 @@ func (l *eraLog) snapshot() eraData {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d := l.d
+	d.pending = nil
 	d.fragments.items = append([]string(nil), d.fragments.items...)
 	d.nonJSON.items = append([]string(nil), d.nonJSON.items...)
 	d.badUTF8.items = append([]string(nil), d.badUTF8.items...)
 	d.otherBad.items = append([]string(nil), d.otherBad.items...)
 	d.shape.items = append([]string(nil), d.shape.items...)
+	// Lines still waiting for the rest of their message are judged as they stand.
+	if len(l.d.pending) > 0 {
+		d.pending = l.d.pending
+		d.settle()
+	}
 	d.requests = append([]logged(nil), d.requests...)
 	d.notifications = append([]logNote(nil), d.notifications...)
 	return d

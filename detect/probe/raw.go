@@ -121,7 +121,7 @@ func (a answer) describe() string {
 	case a.err == nil:
 		return "a result " + excerptN(a.result, 120)
 	case a.err.Code != 0:
-		return fmt.Sprintf("error %d (%s)", a.err.Code, strings.TrimSpace(a.err.Message))
+		return fmt.Sprintf("error %d (%s)", a.err.Code, oneLine(a.err.Message, 300))
 	case a.silent():
 		return "no answer"
 	case a.dead():
@@ -236,6 +236,11 @@ func (e *Env) aliveWithin(ctx context.Context, d time.Duration) string {
 // afterward appends the server's state after a risky request to a row's outcome: a server
 // that died or stopped answering fails the row.
 func (e *Env) afterward(ctx context.Context, o Outcome) Outcome {
+	if e.broken {
+		// Checked before alive, which would open a new session and find a restarted
+		// server well.
+		return Outcome{Fail, o.Message + "; the connection ended during the row (the server crashed or hung up)"}
+	}
 	if why := e.alive(ctx); why != "" {
 		return Outcome{Fail, o.Message + "; afterwards " + why}
 	}

@@ -121,9 +121,10 @@ func arrow(dir string) string {
 	return "·"
 }
 
-// oneLine cuts s at its first line break and to n runes.
+// oneLine folds s onto one line (each run of white space, line breaks included, becomes one
+// space: a server's multi-line error message stays readable) and cuts it to n runes.
 func oneLine(s string, n int) string {
-	s, _, _ = strings.Cut(s, "\n")
+	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

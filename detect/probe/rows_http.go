@@ -3,10 +3,13 @@ package probe
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
@@ -138,24 +141,47 @@ func sessionRequired(ctx context.Context, e *Env) Outcome {
 
 // sessionUnknown sends a request with a session id the server never issued.
 func sessionUnknown(ctx context.Context, e *Env) Outcome {
-	return withSession(e, func(string) Outcome {
+	return withSession(e, func(sid string) Outcome {
 		method := e.sessionMethod()
 		if method == "" {
 			method = "ping"
 		}
-		a, err := e.post(ctx, request("1", method, []byte("{}")), func(h httpHeader) { h.Set("Mcp-Session-Id", unknownSession) })
-		switch {
-		case err != nil:
-			return Outcome{Fail, err.Error()}
-		case a.status == http.StatusNotFound:
-			return Outcome{Pass, a.describe()}
-		case a.status >= 400 && a.status < 500:
-			return Outcome{Warn, a.describe() + "; an unknown session should get 404 Not Found, which tells the client to initialize again"}
-		case a.status < 300:
-			return Outcome{Fail, a.describe() + ": a session id the server never issued was accepted"}
+		// A server that checks only the format of an id serves any id of its own shape: forge
+		// one from two it issued (the main session's and a fresh one), then try one of
+		// another shape.
+		other := ""
+		if _, s2, err := e.rawInit(ctx); err == nil {
+			other = s2
 		}
-		return Outcome{Fail, a.describe()}
+		forged := forgeSessionID(sid, other, newRand())
+		var out Outcome
+		for i, id := range []string{forged, unknownSession} {
+			what := fmt.Sprintf("a session id the server never issued, in the shape of its own (%s)", id)
+			if i == 1 {
+				what = "a session id the server never issued (" + id + ")"
+			}
+			a, err := e.post(ctx, request(strconv.Itoa(i+1), method, []byte("{}")), func(h httpHeader) { h.Set("Mcp-Session-Id", id) })
+			switch {
+			case err != nil:
+				return Outcome{Fail, err.Error()}
+			case a.status < 300:
+				return Outcome{Fail, a.describe() + ": " + what + " was accepted"}
+			case i > 0:
+			case a.status == http.StatusNotFound:
+				out = Outcome{Pass, a.describe() + " for " + what}
+			case a.status >= 400 && a.status < 500:
+				out = Outcome{Warn, a.describe() + "; an unknown session should get 404 Not Found, which tells the client to initialize again"}
+			default:
+				out = Outcome{Fail, a.describe()}
+			}
+		}
+		return out
 	})
+}
+
+// newRand returns a source of randomness for forged values.
+func newRand() *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
 }
 
 // sessionDelete ends a session of its own with DELETE and uses it again.
@@ -185,6 +211,13 @@ func sessionDelete(ctx context.Context, e *Env) Outcome {
 		case err != nil:
 			return Outcome{Fail, err.Error()}
 		case a.status == http.StatusNotFound:
+			// A server that forgets the session but then checks only the format of ids
+			// serves a forged one of the same shape.
+			forged := forgeSessionID(sid, e.sessionID(), newRand())
+			f, err := e.post(ctx, request("3", "ping", nil), func(h httpHeader) { h.Set("Mcp-Session-Id", forged) })
+			if err == nil && f.status < 300 {
+				return Outcome{Fail, fmt.Sprintf("DELETE %d, then 404; but a forged id in the same shape (%s) got %s", d.status, forged, f.describe())}
+			}
 			return Outcome{Pass, fmt.Sprintf("DELETE %d, then 404", d.status)}
 		case a.status >= 400 && a.status < 500:
 			return Outcome{Warn, fmt.Sprintf("after DELETE answered %d, the session gets %s; an ended session must get 404 Not Found, which tells the client to initialize again", d.status, a.describe())}

@@ -134,9 +134,9 @@ func judgeBadFrame(ra rawAnswer, want int, what string) Outcome {
 	code, msg, isErr := rpcErrorOf(ra.frame.Data)
 	switch {
 	case isErr && code == want:
-		return Outcome{Pass, fmt.Sprintf("error %d (%s)", code, msg)}
+		return Outcome{Pass, fmt.Sprintf("error %d (%s)", code, oneLine(msg, 300))}
 	case isErr:
-		return Outcome{Warn, fmt.Sprintf("error %d (%s); JSON-RPC's code for %s is %d", code, msg, what, want)}
+		return Outcome{Warn, fmt.Sprintf("error %d (%s); JSON-RPC's code for %s is %d", code, oneLine(msg, 300), what, want)}
 	}
 	return Outcome{Fail, fmt.Sprintf("answered with a result; %s must get error %d", what, want)}
 }

@@ -78,6 +78,8 @@ func initializeResult(ctx context.Context, e *Env) Outcome {
 	var faults []string
 	if r.ProtocolVersion == nil || *r.ProtocolVersion == "" {
 		faults = append(faults, "no protocolVersion")
+	} else if why := notAVersion(*r.ProtocolVersion); why != "" {
+		faults = append(faults, why)
 	}
 	if !isObject(r.Capabilities) {
 		faults = append(faults, "capabilities is not an object")
@@ -91,7 +93,8 @@ func initializeResult(ctx context.Context, e *Env) Outcome {
 		faults = append(faults, "serverInfo has no version")
 	}
 	if len(faults) > 0 {
-		return Outcome{Fail, "the initialize result has " + strings.Join(faults, ", ")}
+		return Outcome{Fail, "the initialize result has " + strings.Join(faults, ", ") +
+			"; the probe went on in the version it offered (" + e.Version + ")"}
 	}
 	return Outcome{Pass, fmt.Sprintf("protocolVersion %s, serverInfo %s %s", *r.ProtocolVersion, *r.ServerInfo.Name, *r.ServerInfo.Version)}
 }
@@ -146,8 +149,8 @@ func negotiate(ctx context.Context, e *Env, offer string) Outcome {
 		return Outcome{Fail, "the server echoed the unknown version " + offer + " instead of answering with one it supports"}
 	case chosen == offer:
 		return Outcome{Pass, "the server agreed on " + offer}
-	case !versionRE.MatchString(chosen):
-		return Outcome{Fail, fmt.Sprintf("the server answered protocolVersion %q, which is not a protocol version", chosen)}
+	case notAVersion(chosen) != "":
+		return Outcome{Fail, "the server answered " + notAVersion(chosen)}
 	case chosen >= session.Version20260728:
 		return Outcome{Fail, "initialize answered " + chosen + ", a stateless-era version, which the handshake cannot negotiate"}
 	case offer == unknownVersion:
@@ -156,6 +159,19 @@ func negotiate(ctx context.Context, e *Env, offer string) Outcome {
 		return Outcome{Pass, fmt.Sprintf("the server answered %s (allowed: it does not speak %s; mcpspec does not know %s)", chosen, offer, chosen)}
 	}
 	return Outcome{Pass, fmt.Sprintf("the server answered %s (allowed: it does not speak %s)", chosen, offer)}
+}
+
+// notAVersion says why v, a protocolVersion a server chose, is no MCP protocol version (not
+// a date, or a date before the first version), or "". A date after the versions mcpspec
+// knows may be a newer version: that is allowed.
+func notAVersion(v string) string {
+	switch {
+	case !versionRE.MatchString(v):
+		return fmt.Sprintf("protocolVersion %q, which is not a protocol version", v)
+	case v < oldVersion:
+		return fmt.Sprintf("protocolVersion %q, which is no MCP protocol version (the first is %s)", v, oldVersion)
+	}
+	return ""
 }
 
 // discoverResult checks the stateless era's server/discover result.
