@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/poll"
 	"github.com/mcpspec/mcpspec/loadgen/resources"
 )
 
@@ -39,9 +40,7 @@ func TestWatchBoundsEachSample(t *testing.T) {
 		done <- resources.Watch(ctx, stuck, every, func(resources.Sample) { t.Error("fn called for a failed sample") })
 	}()
 	// Three stuck samples in a row end by their deadlines, not by the watch's end.
-	for stuck.calls.Load() < 3 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, "three stuck samples", func() bool { return stuck.calls.Load() >= 3 })
 	cancel()
 	var r resources.WatchResult
 	select {
