@@ -187,6 +187,9 @@ const (
 	DefaultColdStarts   = 5
 	DefaultGracefulStop = 5 * time.Second
 	DefaultMaxDuration  = time.Hour
+	// MaxWorkers bounds the closed model's workers: each is a goroutine with its own state, and
+	// more than this on one machine measures the load generator, not the server.
+	MaxWorkers = 100000
 )
 
 // ErrConfig marks a configuration the engine refuses.
@@ -220,6 +223,9 @@ func (c *Config) resolve() (*resolved, error) {
 		return nil, configErr("rate %g is not a number of arrivals per second", r.Rate)
 	}
 	r.open = r.Rate > 0 && r.Scenario != ColdStart
+	if !r.open && r.Concurrency > MaxWorkers {
+		return nil, configErr("%d workers: at most %d (use the open model, --rate, for more load)", r.Concurrency, MaxWorkers)
+	}
 	if r.Concurrency == 0 {
 		r.Concurrency = DefaultConcurrency
 		if r.Scenario == ColdStart {

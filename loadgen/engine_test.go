@@ -143,6 +143,7 @@ func TestConfigRefused(t *testing.T) {
 		"args not object": {Server: srv, Workload: &Workload{Entries: []Entry{ToolCall("echo", []byte(`[1]`), 1)}}},
 		"bad shard":       {Server: srv, Workload: echoWorkload(), Shard: &metrics.Shard{Index: 3, Count: 2}},
 		"rate not finite": {Server: srv, Rate: math.Inf(1), Duration: 300 * time.Millisecond, Workload: echoWorkload()},
+		"1e9 workers":     {Server: srv, Concurrency: 1e9, Duration: 300 * time.Millisecond, Workload: echoWorkload()},
 	} {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: %v, want ErrConfig", name, err)
@@ -171,6 +172,8 @@ func TestBadScheduleRefused(t *testing.T) {
 			`spike: stage "spike" has rate NaN`},
 		{"closed peak infinite", &Config{Scenario: Spike, Concurrency: 1, Spike: SpikeConfig{Peak: math.Inf(1)}, Duration: d},
 			`spike: stage "spike" has number of workers +Inf`},
+		{"closed peak of 1e12 workers", &Config{Scenario: Spike, Concurrency: 1, Spike: SpikeConfig{Peak: 1e12}, Duration: d},
+			`spike: stage "spike" has 1e+12 workers, more than the 100000`},
 	} {
 		cfg := tc.cfg
 		cfg.Server, cfg.Workload = srv, echoWorkload()

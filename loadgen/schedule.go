@@ -162,6 +162,9 @@ func scheduleLegs(c *resolved) ([]leg, error) {
 		if l.level < 0 || math.IsNaN(l.level) || math.IsInf(l.level, 0) {
 			return nil, configErr("%s: stage %q has %s %g, want a finite number ≥ 0", c.Scenario, l.name, unit, l.level)
 		}
+		if !c.open && l.level > MaxWorkers {
+			return nil, configErr("%s: stage %q has %g workers, more than the %d one process can run (use the open model, --rate, for more load)", c.Scenario, l.name, l.level, MaxWorkers)
+		}
 	}
 	return legs, nil
 }
