@@ -67,9 +67,12 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 	}
 	o.Args = args
 	var r *deadlock.Report
+	prog := a.newPhases("deadlock", cmd.Bool("quiet"))
+	o.Progress = prog.detector()
 	err = a.runDetector(ctx, f, "deadlock", cmd.Duration("max-time"), func(ctx context.Context, t *target) (error, error) {
 		var err error
 		r, err = deadlock.Run(ctx, t.op, o)
+		prog.done()
 		if err != nil {
 			return nil, err
 		}

@@ -24,7 +24,7 @@ import (
 const defaultMaxTime = 10 * time.Minute
 
 // detectorFlagDefs are the server flags of a detector verb (its own hang detector replaces
-// --hang-threshold) plus --max-time and --explain.
+// --hang-threshold) plus --max-time, --quiet and --explain.
 func detectorFlagDefs(extra ...cli.Flag) []cli.Flag {
 	var out []cli.Flag
 	for _, f := range serverFlagDefs() {
@@ -36,6 +36,7 @@ func detectorFlagDefs(extra ...cli.Flag) []cli.Flag {
 	out = append(out, extra...)
 	return append(out,
 		&durationFlag{Name: "max-time", Value: defaultMaxTime, Usage: "stop after `D` and report what was found so far"},
+		quietFlag(),
 		explainFlag(),
 	)
 }

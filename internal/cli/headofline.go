@@ -70,9 +70,12 @@ func (a *app) headOfLine(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	var r *headofline.Report
+	prog := a.newPhases("head-of-line", cmd.Bool("quiet"))
+	o.Progress = prog.detector()
 	err = a.runDetector(ctx, f, "head-of-line", cmd.Duration("max-time"), func(ctx context.Context, t *target) (error, error) {
 		var err error
 		r, err = headofline.Run(ctx, t.op, o)
+		prog.done()
 		if err != nil {
 			return nil, err
 		}

@@ -8,8 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
+
+	"github.com/mcpspec/mcpspec/detect"
 )
+
+// quietFlag is --quiet of every verb that can work for more than a few seconds.
+func quietFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress on stderr while working (stdout is unchanged)"}
+}
 
 // This file holds how a long verb talks while it works, on stderr (stdout stays for the result):
 // a line per phase or probe on plain output, one live line redrawn in place on a terminal, and
@@ -131,6 +139,14 @@ func (p *phases) step(format string, args ...any) {
 	}
 	el := time.Since(p.start).Truncate(100 * time.Millisecond)
 	p.live.draw([]string{fmt.Sprintf("%s %s %s", styled(true, ansiBold, p.verb), styled(true, ansiFaint, "["+el.String()+"]"), msg)})
+}
+
+// detector returns p as a detector's progress callback (nil when p is).
+func (p *phases) detector() detect.Progress {
+	if p == nil {
+		return nil
+	}
+	return func(step string) { p.step("%s", step) }
 }
 
 // done ends the progress: the live line is erased (plain lines stay, they are the log).

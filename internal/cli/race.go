@@ -64,9 +64,12 @@ func (a *app) race(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	var r *race.Report
+	prog := a.newPhases("race", cmd.Bool("quiet"))
+	o.Progress = prog.detector()
 	err = a.runDetector(ctx, f, "race", cmd.Duration("max-time"), func(ctx context.Context, t *target) (error, error) {
 		var err error
 		r, err = race.Run(ctx, t.op, o)
+		prog.done()
 		if err != nil {
 			return nil, err
 		}
