@@ -184,7 +184,8 @@ func verdictError(found bool, what, diagnosis string, incomplete bool, inconclus
 		return &Error{Code: ExitTimeout, Msg: "stopped before the end, nothing found so far: " + diagnosis,
 			Hint: "raise --max-time, or probe less at once (--tool, --concurrency)"}
 	case inconclusive != "":
-		return &Error{Code: ExitRuntime, Msg: "inconclusive: " + inconclusive, Hint: "pick a slow call that takes at least 20ms and 10× the fast one (--slow-args)"}
+		// The calls given cannot decide: bad input (docs/exit-codes.md), not a runtime error.
+		return &Error{Code: ExitConfig, Msg: "inconclusive: " + inconclusive, Hint: "pick a slow call that takes at least 20ms and 10× the fast one (--slow-args)"}
 	}
 	return nil
 }

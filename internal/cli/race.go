@@ -19,7 +19,7 @@ func (a *app) raceCommand() *cli.Command {
 			"    [--max-time 10m] [--json]\n\n" +
 			"Answers that vary even one call at a time (timestamps, ids) are non-deterministic by design, not a\n" +
 			"race; --ignore blanks volatile fields before comparing. --explain shows the algorithm.\n\n" +
-			"Exit codes: 0 no race · 1 a race · 2 the check could not tell · 3 bad flags or unknown tool · 4 cannot\n" +
+			"Exit codes: 0 no race · 1 a race · 3 bad flags or unknown tool · 4 cannot\n" +
 			"start or reach the server · 5 --max-time passed before the end · 130 interrupted.",
 		Flags: detectorFlagDefs(
 			&cli.StringFlag{Name: "tool", Usage: "the tool `T` to call (required)"},
