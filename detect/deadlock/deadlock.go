@@ -62,6 +62,8 @@ type Options struct {
 	MaxTools int
 	// SkipListRace turns off the variant in which the calls race tools/list.
 	SkipListRace bool
+	// Progress, when not nil, is told each phase and probe as it starts.
+	Progress detect.Progress
 }
 
 func (o *Options) withDefaults() Options {
@@ -117,6 +119,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	start := time.Now()
 	defer func() { r.Duration = time.Since(start) }()
 
+	o.Progress.Say("connecting and listing the tools")
 	control, err := p.open(ctx)
 	if err != nil {
 		return nil, err
@@ -152,6 +155,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	// the list race, which fires calls right after a handshake, goes first.
 	listFirst := control.c.Process == nil && !o.SkipListRace && len(chosen) > 0
 	if listFirst {
+		o.Progress.Say("list race: %d concurrent calls right after a handshake, racing tools/list", o.Concurrency)
 		pr := p.listRace(ctx, chosen)
 		r.Probes = append(r.Probes, pr)
 		if pr.Verdict == VerdictDeadlock && p.wedged(ctx, chosen[0]) {
@@ -169,6 +173,8 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 			r.stopped(ctx, chosen[i:])
 			break
 		}
+		o.Progress.Say("probe %d/%d: %s (%d calls alone, then %d together; a hung call waits up to %s + %s)",
+			i+1, len(chosen), t.Name, o.Sequential, o.Concurrency, o.HangAfter, o.Grace)
 		args, from := p.argsFor(t)
 		pr := Probe{Name: t.Name, Method: "tools/call", Tool: t.Name, Args: args, ArgsFrom: from}
 		control = p.sequential(ctx, control, &pr)
@@ -185,6 +191,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		}
 	}
 	if !o.SkipListRace && !listFirst && len(chosen) > 0 && ctx.Err() == nil {
+		o.Progress.Say("list race: %d concurrent calls racing tools/list", o.Concurrency)
 		pr := p.listRace(ctx, chosen)
 		r.Probes = append(r.Probes, pr)
 	}

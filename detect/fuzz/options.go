@@ -6,6 +6,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
@@ -55,6 +56,9 @@ type Options struct {
 	MaxFrame int
 	// OnCase, if set, sees every case as it finishes (progress output); it must not block.
 	OnCase func(CaseResult)
+	// Progress, when not nil, is told each phase as it starts (connecting, the cases,
+	// minimisation).
+	Progress detect.Progress
 }
 
 func (o *Options) withDefaults() Options {

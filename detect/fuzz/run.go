@@ -31,6 +31,7 @@ func Run(ctx context.Context, op Opener, o *Options) (*Report, error) {
 	defer cancel()
 	w := &worker{op: op, opts: &opts, tap: newTap()}
 	defer w.discard()
+	opts.Progress.Say("connecting and listing the tools")
 	if err := w.ensure(total); err != nil {
 		return nil, err
 	}
@@ -89,6 +90,9 @@ func Run(ctx context.Context, op Opener, o *Options) (*Report, error) {
 		rep.StoppedBy = "interrupted"
 	}
 	if opts.MinimizeRuns > 0 && ctx.Err() == nil {
+		if len(rep.Findings) > 0 {
+			opts.Progress.Say("minimising %d findings (up to %d reproductions each, %s in all)", len(rep.Findings), opts.MinimizeRuns, opts.MinimizeTime)
+		}
 		mctx, done := context.WithTimeout(total, opts.MinimizeTime)
 		w.minimizeAll(mctx, rep)
 		done()

@@ -66,6 +66,8 @@ type Options struct {
 	// Threshold is the inflation (× the fast call's p50 alone) above which a waiting fast call
 	// counts as blocked (default 5).
 	Threshold float64
+	// Progress, when not nil, is told each phase as it starts.
+	Progress detect.Progress
 }
 
 func (o *Options) withDefaults() Options {
@@ -116,6 +118,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		return nil, fmt.Errorf("head-of-line check: both a slow and a fast tool are needed")
 	}
 	start := time.Now()
+	o.Progress.Say("connecting and listing the tools")
 	c, err := op.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -156,6 +159,7 @@ type checker struct {
 func (k *checker) run(ctx context.Context) {
 	r := k.r
 	// The first fast call warms up whatever the server initializes lazily; it is not counted.
+	k.o.Progress.Say("timing %s alone (%d calls)", k.o.FastTool, k.o.Samples)
 	k.fast(ctx)
 	var solo []time.Duration
 	for range k.o.Samples {
@@ -169,6 +173,7 @@ func (k *checker) run(ctx context.Context) {
 	r.fastP50 = stats.Percentile(solo, 50)
 	r.FastAloneMs = ms(r.fastP50)
 	var slow []time.Duration
+	k.o.Progress.Say("timing %s alone (2 calls)", k.o.SlowTool)
 	for range 2 {
 		out := k.slow(ctx)
 		if !out.Answered() {
@@ -192,6 +197,7 @@ func (k *checker) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
+		k.o.Progress.Say("%d %s calls while %d %s calls are in flight", k.o.Rounds, k.o.FastTool, n, k.o.SlowTool)
 		r.Phases = append(r.Phases, k.phase(ctx, n, k.c))
 	}
 	k.otherSession(ctx)
@@ -210,6 +216,7 @@ func (k *checker) otherSession(ctx context.Context) {
 		return
 	}
 	defer c2.Close()
+	k.o.Progress.Say("%s on a second session while %s runs on the first", k.o.FastTool, k.o.SlowTool)
 	p := k.phase(ctx, 1, c2)
 	p.OtherSession = true
 	k.r.Phases = append(k.r.Phases, p)

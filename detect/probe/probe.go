@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
@@ -170,6 +171,8 @@ type Options struct {
 	HTTPClient *http.Client
 	// OnResult, if set, receives each result as soon as its row ends.
 	OnResult func(Result)
+	// Progress, when not nil, is told each row as it starts.
+	Progress detect.Progress
 }
 
 // DefaultRowTimeout bounds a row when Options.RowTimeout is zero.
@@ -239,6 +242,7 @@ func Run(ctx context.Context, o *Options) (*Report, error) {
 	p := newProber(&opts)
 	defer p.close()
 	rep := &Report{Server: opts.Server.Info.Spec, Transport: opts.Server.Info.Transport, Strict: opts.Strict, Results: []Result{}}
+	opts.Progress.Say("connecting (each era the server speaks)")
 	envs, err := p.openEras(ctx, rep)
 	if err != nil {
 		return rep, err
@@ -253,6 +257,7 @@ func Run(ctx context.Context, o *Options) (*Report, error) {
 				continue
 			}
 			ranOnce[row.ID] = true
+			opts.Progress.Say("%s %s: %s", e.Version, row.ID, row.Title)
 			res := p.runRow(ctx, e, row)
 			rep.Results = append(rep.Results, res)
 			rep.Counts.add(res.Status)

@@ -54,6 +54,8 @@ type Options struct {
 	Ignore *Ignore
 	// SkipCrossTalk turns off the cross-talk form.
 	SkipCrossTalk bool
+	// Progress, when not nil, is told each phase as it starts.
+	Progress detect.Progress
 }
 
 func (o *Options) withDefaults() Options {
@@ -100,6 +102,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		return nil, fmt.Errorf("race check: no tool given")
 	}
 	start := time.Now()
+	o.Progress.Say("connecting and listing the tools")
 	c, err := op.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -123,6 +126,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	k := &checker{c: c, o: o, tool: o.Tool}
 	k.identical(ctx, r)
 	if !o.SkipCrossTalk && ctx.Err() == nil {
+		o.Progress.Say("cross-talk: %d concurrent %s calls with distinct arguments", o.Concurrency, o.Tool)
 		r.CrossTalk = k.crossTalk(ctx, tool, r.Args)
 	}
 	r.decide(ctx)
@@ -140,10 +144,11 @@ type checker struct {
 func (k *checker) identical(ctx context.Context, r *Report) {
 	var seq, con []detect.Outcome
 	seq = append(seq, k.sequential(ctx, r.Args, k.o.Sequential)...)
-	for range k.o.Rounds {
+	for i := range k.o.Rounds {
 		if ctx.Err() != nil {
 			break
 		}
+		k.o.Progress.Say("round %d/%d: %d identical %s calls together, then %d alone", i+1, k.o.Rounds, k.o.Concurrency, k.tool, k.o.Sequential)
 		con = append(con, k.burst(ctx, func(int) map[string]any { return r.Args })...)
 		seq = append(seq, k.sequential(ctx, r.Args, k.o.Sequential)...)
 	}

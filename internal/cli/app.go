@@ -156,8 +156,8 @@ built-in reference server, or a URL: http(s)://… (Streamable HTTP, falling bac
 HTTP+SSE), ws(s)://…, tcp://host:port.
 
 Exit codes: 0 ok · 1 failure (tool isError, failed test) · 2 runtime error · 3 bad input ·
-4 connection error · 5 timeout or hang · 6 security findings · 7 validation error ·
-130 interrupted.`
+4 connection error · 5 timeout or hang · 6 security findings · 7 validation error
+(reserved) · 130 interrupted.`
 
 func (a *app) root() *cli.Command {
 	root := &cli.Command{

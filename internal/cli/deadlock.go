@@ -66,7 +66,9 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 		return &Error{Code: ExitConfig, Msg: "--args without --tool", Hint: "name the tool the arguments are for with --tool, or drop --args to probe every tool"}
 	}
 	o.Args = args
-	return runDetectorVerb(ctx, a, f, "deadlock", cmd.Duration("max-time"), deadlock.Run, o, func(r *deadlock.Report) error {
+	prog := a.newPhases("deadlock", cmd.Bool("quiet"))
+	o.Progress = prog.detector()
+	return runDetectorVerb(ctx, a, f, "deadlock", cmd.Duration("max-time"), prog, deadlock.Run, o, func(r *deadlock.Report) error {
 		diag := ""
 		if fs := r.Findings(); len(fs) > 0 {
 			diag = fmt.Sprintf("%s %s", fs[0].Name, fs[0].Diagnosis)

@@ -24,7 +24,7 @@ import (
 const defaultMaxTime = 10 * time.Minute
 
 // detectorFlagDefs are the server flags of a detector verb (its own hang detector replaces
-// --hang-threshold) plus --max-time and --explain.
+// --hang-threshold) plus --max-time, --quiet and --explain.
 func detectorFlagDefs(extra ...cli.Flag) []cli.Flag {
 	var out []cli.Flag
 	for _, f := range serverFlagDefs() {
@@ -36,6 +36,7 @@ func detectorFlagDefs(extra ...cli.Flag) []cli.Flag {
 	out = append(out, extra...)
 	return append(out,
 		&durationFlag{Name: "max-time", Value: defaultMaxTime, Usage: "stop after `D` and report what was found so far"},
+		quietFlag(),
 		explainFlag(),
 	)
 }
@@ -109,14 +110,16 @@ func (a *app) runDetector(ctx context.Context, f serverFlags, verb string, maxTi
 	return fromServerconn(err)
 }
 
-// runDetectorVerb runs a detector verb: run with opts under [app.runDetector], its report as
+// runDetectorVerb runs a detector verb: run with opts under [app.runDetector] (prog, nil when
+// quiet, shows its steps until it returns), its report as
 // text unless --json, then verdict's error (see [verdictError]); with --json, the report's
 // JSON document (see [writeDetectorJSON]), written whether or not the run could be carried out.
 func runDetectorVerb[O any, R detect.Report](ctx context.Context, a *app, f serverFlags, verb string, maxTime time.Duration,
-	run detect.RunFunc[O, R], opts *O, verdict func(R) error) error {
+	prog *phases, run detect.RunFunc[O, R], opts *O, verdict func(R) error) error {
 	var rep detect.Report
 	err := a.runDetector(ctx, f, verb, maxTime, func(ctx context.Context, t *target) (error, error) {
 		r, err := run(ctx, t.op, opts)
+		prog.done()
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +214,8 @@ func verdictError(found bool, what, diagnosis string, incomplete bool, inconclus
 		return &Error{Code: ExitTimeout, Msg: "stopped before the end, nothing found so far: " + diagnosis,
 			Hint: "raise --max-time, or probe less at once (--tool, --concurrency)"}
 	case inconclusive != "":
-		return &Error{Code: ExitRuntime, Msg: "inconclusive: " + inconclusive, Hint: "pick a slow call that takes at least 20ms and 10× the fast one (--slow-args)"}
+		// The calls given cannot decide: bad input (docs/exit-codes.md), not a runtime error.
+		return &Error{Code: ExitConfig, Msg: "inconclusive: " + inconclusive, Hint: "pick a slow call that takes at least 20ms and 10× the fast one (--slow-args)"}
 	}
 	return nil
 }

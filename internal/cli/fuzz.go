@@ -42,6 +42,7 @@ func (a *app) fuzzCommand() *cli.Command {
 		&cli.DurationFlag{Name: "hang-after", Value: fuzz.DefaultHangAfter, Usage: "a request unanswered after `D` is a hang"},
 		&cli.IntFlag{Name: "minimize-runs", Value: fuzz.DefaultMinimizeRuns, Usage: "reproductions tried to minimise each finding (`N`, 0: no minimisation)"},
 		&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report findings as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
+		quietFlag(),
 		explainFlag(),
 	)
 	return &cli.Command{
@@ -80,10 +81,11 @@ type fuzzRun struct {
 	seedGiven bool
 	save      string
 	reporters []reporterSpec
+	quiet     bool // --quiet: no progress on stderr
 }
 
 func (a *app) readFuzzRun(cmd *cli.Command) (*fuzzRun, error) {
-	r := &fuzzRun{f: readServerFlags(cmd), save: cmd.String("save-findings"), seedGiven: cmd.IsSet("seed")}
+	r := &fuzzRun{f: readServerFlags(cmd), save: cmd.String("save-findings"), seedGiven: cmd.IsSet("seed"), quiet: cmd.Bool("quiet")}
 	fams, err := mutate.ParseFamilies(cmd.StringSlice("family"))
 	if err != nil {
 		return nil, &Error{Code: ExitConfig, Msg: "bad --family: " + err.Error(), Hint: "use one of: " + strings.Join(familyNames(), ", ")}
@@ -151,7 +153,19 @@ func (a *app) fuzz(ctx context.Context, cmd *cli.Command) error {
 	}
 	fmt.Fprintf(notes, "fuzz: %s, seed %d, up to %s\n", t.info, r.opts.Seed, bound)
 	started := time.Now()
+	prog := a.newPhases("fuzz", r.quiet)
+	r.opts.Progress = prog.detector()
+	if prog != nil {
+		cases, every := 0, max(1, r.opts.Iterations/10)
+		r.opts.OnCase = func(c fuzz.CaseResult) {
+			cases++
+			if cases%every == 0 || prog.live != nil || c.Outcome.Bug(r.opts.Strict) {
+				prog.step("case %d/%d: %s → %s", cases, r.opts.Iterations, c.Case.Family, c.Outcome)
+			}
+		}
+	}
 	rep, runErr := fuzz.Run(ctx, t.op, &r.opts)
+	prog.done()
 	if rep == nil {
 		failed = true
 		if ctx.Err() != nil {

@@ -18,8 +18,8 @@ func (a *app) headOfLineCommand() *cli.Command {
 		UsageText: "mcpspec head-of-line --server SPEC --slow-tool T [--slow-args JSON] --fast-tool T [--fast-args JSON]\n" +
 			"    [--slow-concurrency 4] [--rounds 5] [--samples 10] [--threshold 5] [--max-time 10m] [--json]\n\n" +
 			"The slow call should take at least 20ms and 10× the fast one. --explain shows the algorithm.\n\n" +
-			"Exit codes: 0 fast calls go past slow ones · 1 they wait (the server serializes or saturates) · 2 the\n" +
-			"check could not tell · 3 bad flags or unknown tool · 4 cannot start or reach the server · 130 interrupted.",
+			"Exit codes: 0 fast calls go past slow ones · 1 they wait (the server serializes or saturates) ·\n" +
+			"3 bad flags, unknown tool, or calls that cannot tell (inconclusive: pick a slower call) · 4 cannot start or reach the server · 130 interrupted.",
 		Flags: detectorFlagDefs(
 			&cli.StringFlag{Name: "slow-tool", Usage: "the slow tool `T` (required)"},
 			&cli.StringFlag{Name: "slow-args", Usage: "its arguments: a JSON object, @FILE or - (default: made up from its inputSchema)"},
@@ -69,7 +69,9 @@ func (a *app) headOfLine(ctx context.Context, cmd *cli.Command) error {
 	if o.FastArgs, err = detectorArgs(ctx, "fast-args", cmd.String("fast-args"), a.io.Stdin); err != nil {
 		return err
 	}
-	return runDetectorVerb(ctx, a, f, "head-of-line", cmd.Duration("max-time"), headofline.Run, o, func(r *headofline.Report) error {
+	prog := a.newPhases("head-of-line", cmd.Bool("quiet"))
+	o.Progress = prog.detector()
+	return runDetectorVerb(ctx, a, f, "head-of-line", cmd.Duration("max-time"), prog, headofline.Run, o, func(r *headofline.Report) error {
 		inconclusive := ""
 		if r.Verdict == headofline.VerdictInconclusive {
 			inconclusive = r.Diagnosis
@@ -89,11 +91,11 @@ func explainHeadOfLine(w io.Writer, f serverFlags, o *headofline.Options) error 
 		n++
 	}
 	step("List the tools and find --slow-tool and --fast-tool; arguments not given are made up from their inputSchema.")
-	step("Call the fast tool once to warm up, then %d times one after another: its p50 alone. Call the slow tool twice: its time alone. A slow call not at least 10× the fast p50 and 20ms cannot tell a wait from noise: inconclusive (exit 2).", o.Samples)
+	step("Call the fast tool once to warm up, then %d times one after another: its p50 alone. Call the slow tool twice: its time alone. A slow call not at least 10× the fast p50 and 20ms cannot tell a wait from noise: inconclusive (exit 3: pick a slower call).", o.Samples)
 	step("With 1 slow call in flight, then with %d released together, send the fast call once the slow calls had time to reach the server; %d rounds each.", o.SlowConcurrency, o.Rounds)
 	step("A round is blocked when the fast call waited at least half the time until the first slow call in flight ended and took more than --threshold %g × its p50 alone; a phase is blocked when most rounds are (medians, so one noisy round does not decide).", o.Threshold)
 	step("Verdict: blocked with one slow call: the server serializes (exit 1); only with several: it saturates, too few workers (exit 1); else concurrent (exit 0).")
-	b.WriteString("\nExit codes: 0 concurrent · 1 serializes or saturates · 2 inconclusive · 3 bad flags or unknown tool ·\n")
+	b.WriteString("\nExit codes: 0 concurrent · 1 serializes or saturates · 3 bad flags, unknown tool or inconclusive ·\n")
 	b.WriteString("4 cannot start or reach the server · 5 --max-time passed · 130 interrupted.\n")
 	_, err := io.WriteString(w, b.String())
 	return err

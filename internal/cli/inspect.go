@@ -211,6 +211,8 @@ func (r *repl) call(ctx context.Context, arg string) error {
 	printToolResult(r.out, res)
 	if res.IsError {
 		fmt.Fprintf(r.out, "(tool %q reported an error: isError is true)\n", name)
+		// A tool error is a failure, as for call (exit 1): from a pipe the exit code says so.
+		return &Error{Code: ExitFailure, Quiet: true, Msg: fmt.Sprintf("tool %q reported an error (isError: true)", name)}
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ func (a *app) benchCommand() *cli.Command {
 			&cli.IntFlag{Name: "iterations", Aliases: []string{"n"}, Value: 100, Usage: "calls per tool"},
 			&cli.StringSliceFlag{Name: "tool", Aliases: []string{"t"}, Usage: "bench only tool `NAME` (repeatable)"},
 			&cli.StringSliceFlag{Name: "args", Aliases: []string{"a"}, Usage: "arguments of one tool, `TOOL=JSON` (repeatable)"},
+			quietFlag(),
 		),
 		// Arguments are JSON: a comma never separates values.
 		DisableSliceFlagSeparator: true,
@@ -73,6 +74,9 @@ func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer t.finish(false)
+	prog := a.newPhases("bench", cmd.Bool("quiet"))
+	defer prog.done()
+	prog.step("connecting and listing the tools")
 	var tools []session.Tool
 	{
 		c, err := t.op.Open(ctx)
@@ -87,10 +91,11 @@ func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
 	}
 	only := cmd.StringSlice("tool")
 	var rows []benchRow
-	for _, tool := range tools {
+	for i, tool := range tools {
 		if len(only) > 0 && !slices.Contains(only, tool.Name) {
 			continue
 		}
+		prog.step("tool %d/%d: %s, %d calls one at a time", i+1, len(tools), tool.Name, n)
 		args, ok := given[tool.Name]
 		if !ok {
 			var why string
@@ -115,6 +120,7 @@ func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
 	if len(only) > 0 && len(rows) == 0 {
 		return configError(fmt.Sprintf("the server has none of the tools %s", strings.Join(only, ", ")), "'mcpspec tools --server SPEC' lists them")
 	}
+	prog.done()
 	if f.JSON {
 		return writeJSON(a.io.Stdout, map[string]any{"server": f.Server, "iterations": n, "tools": rows})
 	}

@@ -3,14 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
-
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"golang.org/x/term"
 
 	"github.com/mcpspec/mcpspec/loadgen"
 )
@@ -21,17 +16,14 @@ type progressDisplay interface {
 	stop()
 }
 
-// newProgress picks the display: a live one (bubbletea) on a terminal, periodic plain lines
-// otherwise (CI logs), or none. It writes to stderr: stdout is for the result.
+// newProgress picks the display: a live panel on a terminal, periodic plain lines otherwise
+// (CI logs), or none. It writes to stderr (masked): stdout is for the result. Whether stderr is
+// a terminal is asked of the process's own stderr, not of the masking writer over it.
 func (a *app) newProgress(mode string, cfg *loadgen.Config) progressDisplay {
 	if mode == "off" {
 		return noProgress{}
 	}
-	tty := false
-	if f, ok := a.io.Stderr.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
-	if mode == "tty" || (mode == "auto" && tty) {
+	if mode == "tty" || (mode == "auto" && a.stderrIsTerminal()) {
 		return newLiveProgress(a.io.Stderr, cfg)
 	}
 	every := 5 * time.Second
@@ -97,88 +89,65 @@ func durText(d time.Duration) string {
 	return d.Truncate(100 * time.Millisecond).String()
 }
 
-// liveProgress is a bubbletea program redrawing a small panel about twice a second.
+// liveProgress redraws a small panel on a terminal at most every liveEvery (the engine reports
+// about twice a second). It never queries the terminal.
 type liveProgress struct {
-	p    *tea.Program
-	done chan struct{}
-	once sync.Once
+	title string
+	lines liveLines
+	// mu guards last and drawn.
+	mu    sync.Mutex
+	last  time.Time
+	drawn bool
 }
 
-type quitMsg struct{}
+// liveEvery is the shortest time between two redraws of the live panel.
+const liveEvery = 100 * time.Millisecond
 
 func newLiveProgress(w io.Writer, cfg *loadgen.Config) *liveProgress {
-	m := liveModel{title: fmt.Sprintf("mcpspec load · %s", cfg.Scenario)}
-	lp := &liveProgress{done: make(chan struct{})}
-	lp.p = tea.NewProgram(m, tea.WithOutput(w), tea.WithInput(nil), tea.WithoutSignalHandler(), tea.WithFPS(10))
-	go func() {
-		defer close(lp.done)
-		_, _ = lp.p.Run()
-	}()
-	return lp
+	return &liveProgress{title: fmt.Sprintf("mcpspec load · %s", cfg.Scenario), lines: liveLines{w: w}}
 }
 
-func (l *liveProgress) update(p loadgen.Progress) { l.p.Send(p) }
-
-func (l *liveProgress) stop() {
-	l.once.Do(func() {
-		l.p.Send(quitMsg{})
-		select {
-		case <-l.done:
-		case <-time.After(2 * time.Second):
-			l.p.Kill()
-			<-l.done
-		}
-	})
-}
-
-type liveModel struct {
-	title string
-	p     loadgen.Progress
-}
-
-func (m liveModel) Init() tea.Cmd { return nil }
-
-func (m liveModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	switch msg := msg.(type) {
-	case loadgen.Progress:
-		m.p = msg
-	case quitMsg:
-		return m, tea.Quit
+func (l *liveProgress) update(p loadgen.Progress) {
+	l.mu.Lock()
+	now := time.Now()
+	if l.drawn && now.Sub(l.last) < liveEvery {
+		l.mu.Unlock()
+		return
 	}
-	return m, nil
+	l.last, l.drawn = now, true
+	l.mu.Unlock()
+	l.lines.draw(liveView(l.title, p))
 }
 
-var (
-	titleStyle = lipgloss.NewStyle().Bold(true)
-	dimStyle   = lipgloss.NewStyle().Faint(true)
-	errStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
-	barStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("4"))
-)
+// stop leaves the last frame on screen: it is the run's last live figures.
+func (l *liveProgress) stop() {}
 
-func (m liveModel) View() string {
-	p := m.p
+// liveView renders the live panel's lines.
+func liveView(title string, p loadgen.Progress) []string {
 	var b strings.Builder
-	b.WriteString(titleStyle.Render(m.title))
+	b.WriteString(styled(true, ansiBold, title))
 	if p.Stage != "" {
-		b.WriteString(dimStyle.Render(" · " + p.Stage))
+		b.WriteString(styled(true, ansiFaint, " · "+sanitizeLine(p.Stage)))
 	}
-	b.WriteString("\n")
+	head := b.String()
+	b.Reset()
 	frac := 0.0
 	if p.Total > 0 {
 		frac = min(1, float64(p.Elapsed)/float64(p.Total))
 	}
 	const width = 30
 	filled := int(frac * width)
-	b.WriteString(barStyle.Render(strings.Repeat("█", filled)) + dimStyle.Render(strings.Repeat("░", width-filled)))
+	b.WriteString(styled(true, ansiBlue, strings.Repeat("█", filled)) + styled(true, ansiFaint, strings.Repeat("░", width-filled)))
 	fmt.Fprintf(&b, " %s", p.Elapsed.Truncate(100*time.Millisecond))
 	if p.Total > 0 {
 		fmt.Fprintf(&b, " / %s", p.Total)
 	}
-	b.WriteString("\n")
+	bar := b.String()
+	b.Reset()
 	l := p.Live
 	errs := fmt.Sprintf("%d errors", l.Errors)
 	if l.Errors > 0 {
-		errs = errStyle.Render(errs)
+		errs = styled(true, ansiRed, errs)
 	}
 	fmt.Fprintf(&b, "%d requests · %.0f/s %s · p50 %s · p99 %s · %s · %d in flight", l.Requests, l.RPS, sparkText(l.Sparkline),
 		durText(l.RecentP50), durText(l.RecentP99), errs, p.InFlight)
@@ -186,10 +155,9 @@ func (m liveModel) View() string {
 		fmt.Fprintf(&b, " · server RSS %.1f MB", p.RSSMB)
 	}
 	if p.CapHits > 0 {
-		b.WriteString(errStyle.Render(fmt.Sprintf(" · in-flight cap hit %d×", p.CapHits)))
+		b.WriteString(styled(true, ansiRed, fmt.Sprintf(" · in-flight cap hit %d×", p.CapHits)))
 	}
-	b.WriteString("\n")
-	return b.String()
+	return []string{head, bar, b.String()}
 }
 
 // sparkText draws values as block characters.

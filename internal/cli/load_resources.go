@@ -23,10 +23,10 @@ const minSampleInterval = 10 * time.Millisecond
 // resourceFlagDefs are the flags of server resource sampling and leak analysis.
 func resourceFlagDefs() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "server-pid", Usage: "sample process `PID` and its descendants (a local server mcpspec did not start; default: a stdio server's own process tree)"},
+		&cli.IntFlag{Name: "server-pid", DefaultText: "a stdio server's own process tree", Usage: "sample process `PID` and its descendants (a local server mcpspec did not start)"},
 		&cli.StringFlag{Name: "cgroup", Usage: "sample the cgroup v2 directory `DIR` (a server in a container or a systemd unit), e.g. /sys/fs/cgroup/system.slice/mcp.service"},
 		&cli.StringFlag{Name: "metrics-url", Usage: "sample the Prometheus endpoint `URL` (process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds)"},
-		&durationFlag{Name: "sample-interval", Usage: "read the server's resources every `D` (default 1s)"},
+		&durationFlag{Name: "sample-interval", DefaultText: "1s", Usage: "read the server's resources every `D`"},
 		&cli.IntFlag{Name: "leak-min-calls", Value: leak.DefaultMinCalls, Usage: "leak analysis: calls after the warm-up a leak verdict needs (`N`; 0: no minimum); with fewer, steady growth is \"indeterminate\": a healthy heap grows over its first thousands of calls"},
 	}
 }

@@ -86,6 +86,9 @@ type loadRun struct {
 // parent, when set, is the directory the run directory goes in (instead of --out).
 func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, colPath, parent string) (*loadRun, error) {
 	lr := &loadRun{json: f.JSON, progress: cmd.String("progress"), metrics: cmd.String("metrics-addr"), cleanup: func() {}}
+	if cmd.Bool("quiet") {
+		lr.progress = "off"
+	}
 	cfg := &lr.cfg
 	cfg.Scenario = strings.ReplaceAll(cmd.String("scenario"), "-", "_")
 	if cfg.Scenario == "coldStart" {

@@ -31,6 +31,7 @@ func (a *app) probeCommand() *cli.Command {
 			&cli.DurationFlag{Name: "row-timeout", Value: probe.DefaultRowTimeout, Usage: "time limit of each row"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list the rows that do not apply too, and the evidence of every row"},
 			&cli.BoolFlag{Name: "list", Usage: "list the rows and exit"},
+			quietFlag(),
 			explainFlag(),
 		),
 		Action: a.probe,
@@ -59,7 +60,10 @@ func (a *app) probe(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	prog := a.newPhases("probe", cmd.Bool("quiet"))
+	opts.Progress = prog.detector()
 	rep, err := a.runProbe(ctx, f, opts)
+	prog.done()
 	if err == nil && rep.Failed() {
 		err = &Error{Code: ExitFailure, Msg: probeVerdict(rep.Counts, opts.Strict)}
 	}

@@ -19,7 +19,7 @@ func (a *app) raceCommand() *cli.Command {
 			"    [--max-time 10m] [--json]\n\n" +
 			"Answers that vary even one call at a time (timestamps, ids) are non-deterministic by design, not a\n" +
 			"race; --ignore blanks volatile fields before comparing. --explain shows the algorithm.\n\n" +
-			"Exit codes: 0 no race · 1 a race · 2 the check could not tell · 3 bad flags or unknown tool · 4 cannot\n" +
+			"Exit codes: 0 no race · 1 a race · 3 bad flags or unknown tool · 4 cannot\n" +
 			"start or reach the server · 5 --max-time passed before the end · 130 interrupted.",
 		Flags: detectorFlagDefs(
 			&cli.StringFlag{Name: "tool", Usage: "the tool `T` to call (required)"},
@@ -63,7 +63,9 @@ func (a *app) race(ctx context.Context, cmd *cli.Command) error {
 	if o.Args, err = detectorArgs(ctx, "args", cmd.String("args"), a.io.Stdin); err != nil {
 		return err
 	}
-	return runDetectorVerb(ctx, a, f, "race", cmd.Duration("max-time"), race.Run, o, func(r *race.Report) error {
+	prog := a.newPhases("race", cmd.Bool("quiet"))
+	o.Progress = prog.detector()
+	return runDetectorVerb(ctx, a, f, "race", cmd.Duration("max-time"), prog, race.Run, o, func(r *race.Report) error {
 		return verdictError(r.Found(), "race found", r.Diagnosis, r.Verdict == race.VerdictIncomplete, "")
 	})
 }

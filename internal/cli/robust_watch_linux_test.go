@@ -25,7 +25,8 @@ tests:
 
 // TestWatchRerunsOnChange runs `mcpspec test --watch`, changes the collection so its test
 // fails, waits for the second run to show the failure, then interrupts the idle watcher: the
-// watch ends normally (exit 0, as `watch` documents) and leaves no server behind.
+// watch ends interrupted (exit 130, as docs/exit-codes.md says; it was 0) and leaves no server
+// behind.
 func TestWatchRerunsOnChange(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "w.yaml", fmt.Sprintf(watchCollection, "hello"))
@@ -46,8 +47,8 @@ func TestWatchRerunsOnChange(t *testing.T) {
 		t.Errorf("the failed run's error is not shown while watching:\n%s", p.stderr.String())
 	}
 	p.signal(t, syscall.SIGINT)
-	if code := p.wait(t, 10*time.Second); code != int(ExitOK) {
-		t.Errorf("exit code after Ctrl-C while watching = %d, want %d\nstderr:\n%s", code, ExitOK, p.stderr.String())
+	if code := p.wait(t, 10*time.Second); code != int(ExitInterrupted) {
+		t.Errorf("exit code after Ctrl-C while watching = %d, want %d\nstderr:\n%s", code, ExitInterrupted, p.stderr.String())
 	}
 	assertNoPanic(t, p.stderr.String())
 	p.assertNoLeftovers(t)

@@ -746,9 +746,9 @@ func (a *app) compareWithBaseline(w io.Writer, cfg *testConfig, base *baselineRu
 	return nil
 }
 
-// watch runs, then waits for a collection file to change and runs again, until ctx ends. It
-// returns the last run's error only when that run was interrupted; Ctrl-C while waiting ends
-// the watch normally.
+// watch runs, then waits for a collection file to change and runs again, until ctx ends. A watch
+// ends only by a signal, so it always ends interrupted (exit 130, as docs/exit-codes.md says):
+// with the interrupted run's error, or, when Ctrl-C came while waiting, with its own.
 func (a *app) watch(ctx context.Context, cfg *testConfig) error {
 	for {
 		files := watchedFiles(cfg.paths)
@@ -767,7 +767,7 @@ func (a *app) watch(ctx context.Context, cfg *testConfig) error {
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return nil
+				return &Error{Code: ExitInterrupted, Msg: "watch stopped", Err: context.Cause(ctx)}
 			case <-t.C:
 				files = watchedFiles(cfg.paths)
 				now := stamps(files)
