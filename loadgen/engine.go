@@ -337,7 +337,7 @@ func processStats(s []metrics.ResourceSample) *metrics.Process {
 // describe says in one line what the run does.
 func (e *engine) describe() string {
 	c := e.cfg
-	model := fmt.Sprintf("closed model, %d workers", c.Concurrency)
+	model := "closed model, " + workers(c.Concurrency)
 	if c.open {
 		model = fmt.Sprintf("open model, %g/s, at most %d in flight", c.Rate, c.MaxInFlight)
 	}

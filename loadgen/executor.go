@@ -233,7 +233,7 @@ func (e *engine) closedModel(wg *sync.WaitGroup) {
 			if name := e.legAt(el); name != last {
 				last = name
 				e.stage.Store(name)
-				e.event("stage", name+": "+itoa(n)+" workers")
+				e.event("stage", name+": "+workers(n))
 			}
 			curMu.Lock()
 			cur = n
