@@ -44,7 +44,7 @@ func loadFlagDefs() []cli.Flag {
 		&durationFlag{Name: "spike-for", Usage: "spike: how long the burst lasts (default a sixth of --duration)"},
 		&cli.StringFlag{Name: "ramp-to", Usage: "ramp: the last step's rate or workers (default 10× the first)"},
 		&cli.IntFlag{Name: "ramp-steps", Usage: "ramp: number of steps (default 5)"},
-		&durationFlag{Name: "ramp-max-p99", Usage: "ramp: a step whose p99 exceeds `D` is bad (default 3× the first step's)"},
+		&durationFlag{Name: "ramp-max-p99", Usage: "ramp: a step whose p99 exceeds `D` is bad (default 3× the first step's, at least 10ms)"},
 		&durationFlag{Name: "snapshot-every", Usage: "soak: write a snapshot to the trace every `D` (default 10s)"},
 		&cli.Int64Flag{Name: "seed", Usage: "seed of the weighted choices (default: from the clock; recorded in metrics.json)"},
 		&cli.StringFlag{Name: "out", Value: defaultRunsDir, Usage: "write the run directory under `DIR` (runs/<id>/)"},
