@@ -182,7 +182,7 @@ func (r *repl) tools(ctx context.Context, _ string) error {
 		fmt.Fprintln(r.out, "(no tools)")
 		return nil
 	}
-	return toolTable(r.out, tools)
+	return toolTable(r.out, tools, false)
 }
 
 func (r *repl) call(ctx context.Context, arg string) error {
