@@ -20,7 +20,7 @@ func (a *app) toolsCommand() *cli.Command {
 		UsageText: "mcpspec tools --server SPEC [--wide] [--json]",
 		Flags: append(serverFlagDefs(),
 			&cli.BoolFlag{Name: "wide", Usage: "print whole descriptions and schemas instead of cutting them to fit a terminal's width"}),
-		Action:    a.tools,
+		Action: a.tools,
 	}
 }
 
