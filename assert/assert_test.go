@@ -351,6 +351,34 @@ func TestExprNoIO(t *testing.T) {
 	}
 }
 
+// TestSnapshotNameVariables: a snapshot name with a variable is one golden file per value (one
+// per --data row); a value that is not a plain file name fails the assertion.
+func TestSnapshotNameVariables(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Builtins().Compile(spec("snapshot", "name", "{{name}}", "path", "$.structuredContent"), &CompileOptions{SnapshotDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := subject(t, KindTool, toolResult)
+	s.UpdateSnapshots = true
+	if f := c.Check(context.Background(), s); f != nil {
+		t.Fatalf("update: %+v", f)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "five.json")); err != nil {
+		t.Errorf("the snapshot is not named after the variable: %v", err)
+	}
+	bad, err := Builtins().Compile(spec("snapshot", "name", "{{pat}}"), &CompileOptions{SnapshotDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := bad.Check(context.Background(), s); f == nil || !strings.Contains(f.Message, `expands to "^fi"`) {
+		t.Errorf("a name expanding to %q: %+v", "^fi", f)
+	}
+	if _, err := Builtins().Compile(spec("snapshot", "name", "../{{name}}"), &CompileOptions{SnapshotDir: dir}); err == nil {
+		t.Error("a path around a variable compiled")
+	}
+}
+
 func TestSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	reg := Builtins()

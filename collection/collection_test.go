@@ -137,7 +137,8 @@ tests:
 			`x.yaml:13:9: test "c" expect: unknown assertion type "equal" (did you mean "equals"?)`}},
 		{"syntax error", "server: testserver\ntests:\n  - name: a\n    call: [b\n", nil, []string{"x.yaml:", "YAML syntax error"}},
 		// yaml.v3 numbers parser errors from 0: each must name the line of the problem.
-		{"unclosed flow mapping names its line", "server: testserver\ntests:\n  - name: a\n    call: echo\n    expect:\n      - equals: {path: $.a[0], value: 1}\n", nil, []string{"x.yaml:6: YAML syntax error: did not find expected ',' or '}'"}},
+		{"unclosed flow mapping names its line", "server: testserver\ntests:\n  - name: a\n    call: echo\n    expect:\n      - equals: {path: $.a[0], value: 1}\n", nil, []string{"x.yaml:6:24: YAML syntax error: did not find expected ',' or '}' (quote the JSONPath: inside { } or [ ] YAML reads its [ ] and , as syntax; write \"$.a[0]\")"}},
+		{"unquoted JSONPath in an extract flow map", "server: testserver\ntests:\n  - {name: a, call: echo, extract: {t: $.content[0].text}}\n", nil, []string{`x.yaml:3:40: YAML syntax error: did not find expected ',' or '}' (quote the JSONPath`, `write "$.content[0].text")`}},
 		{"unclosed flow sequence names its line", "server: testserver\ntests:\n  - name: a\n    with: [a, b\n    call: echo\n", nil, []string{"x.yaml:4: YAML syntax error: did not find expected ',' or ']'"}},
 		{"bad indentation names its line", "server: testserver\ntests:\n- name: a\n  call: echo\n bad\n", nil, []string{"x.yaml:5: YAML syntax error: did not find expected key"}},
 		{"parser error on line 1", "{server: [testserver}\n", nil, []string{"x.yaml:1: YAML syntax error: did not find expected ',' or ']'"}},

@@ -402,6 +402,10 @@ func (l *Loader) parseDocument(name string, data []byte) (*yaml.Node, error) {
 			return fail(Pos{Line: line, Column: col}, "YAML indents with spaces only: replace the tab with spaces",
 				"YAML syntax error: a tab in the indentation")
 		}
+		if col, path, ok := unquotedFlowPath(data, line); ok {
+			return fail(Pos{Line: line, Column: col}, fmt.Sprintf("quote the JSONPath: inside { } or [ ] YAML reads its [ ] and , as syntax; write %q", path),
+				"YAML syntax error: %s", msg)
+		}
 		return fail(Pos{Line: line}, "", "YAML syntax error: %s", msg)
 	}
 	var extra yaml.Node
@@ -452,6 +456,27 @@ func binaryAt(data []byte) (Pos, bool) {
 
 // tabIndent reports whether line (1-based) of data starts its indentation with a tab, and the
 // column of that tab.
+// flowPathRE finds an unquoted JSONPath value ($. or $[) after a key in a flow mapping.
+var flowPathRE = regexp.MustCompile(`[{,]\s*[A-Za-z_][\w-]*:\s+(\$[.\[][^\s,}]*(?:\[[^\]]*\][^\s,}]*)*)`)
+
+// unquotedFlowPath finds, on line (from 1) of data, an unquoted JSONPath inside a flow mapping
+// ({path: $.content[0].text}), whose brackets and commas YAML takes for its own syntax. It
+// returns the path's column (from 1) and the path as far as it can tell.
+func unquotedFlowPath(data []byte, line int) (int, string, bool) {
+	if line < 1 {
+		return 0, "", false
+	}
+	lines := bytes.SplitN(data, []byte("\n"), line+1)
+	if len(lines) < line {
+		return 0, "", false
+	}
+	m := flowPathRE.FindSubmatchIndex(lines[line-1])
+	if m == nil {
+		return 0, "", false
+	}
+	return m[2] + 1, string(lines[line-1][m[2]:m[3]]), true
+}
+
 func tabIndent(data []byte, line int) (int, bool) {
 	if line < 1 {
 		return 0, false

@@ -1,6 +1,7 @@
 package collection
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/mcpspec/mcpspec/assert"
@@ -215,8 +216,13 @@ type Assertion struct {
 // Extract saves the value at Path under Name after the test passes.
 type Extract struct {
 	Name string
+	// Path selects the value; with Regex it selects the text to match (nil: the result's text,
+	// see [assert.Subject.Text]).
 	Path *assert.Path
-	Pos  Pos
+	// Regex, when set, extracts from text: its first capture group, or its whole match when it
+	// has none (for servers that answer in plain text).
+	Regex *regexp.Regexp
+	Pos   Pos
 }
 
 // Step is the request a test sends. The concrete types are *ToolCall, *ReadResource, *GetPrompt,

@@ -543,7 +543,7 @@ func (d *decoder) specField(spec *assert.Spec, key string, v *yaml.Node, b *asse
 	}
 }
 
-// decodeExtract reads `extract: [{name, path}]`.
+// decodeExtract reads `extract: [{name, path}]` and `extract: [{name, regex, path?}]`.
 func (d *decoder) decodeExtract(n *yaml.Node, what string) []*Extract {
 	if n.Kind != yaml.SequenceNode {
 		d.errf(n, "", "%s extract must be a list, got %s", what, kindName(n))
@@ -552,15 +552,16 @@ func (d *decoder) decodeExtract(n *yaml.Node, what string) []*Extract {
 	var out []*Extract
 	seen := map[string]bool{}
 	for _, item := range n.Content {
-		fs, ok := d.fields(item, what+" extract", []string{"name", "path"})
+		fs, ok := d.fields(item, what+" extract", []string{"name", "path", "regex"})
 		if !ok {
 			continue
 		}
 		e := &Extract{Pos: d.pos(item)}
 		nf, okName := fs["name"]
 		pf, okPath := fs["path"]
-		if !okName || !okPath {
-			d.errf(item, "", "%s: an extract needs a name and a path", what)
+		rf, okRegex := fs["regex"]
+		if !okName || (!okPath && !okRegex) {
+			d.errf(item, "", "%s: an extract needs a name and a path (JSONPath), a regex, or both", what)
 			continue
 		}
 		if name, ok := d.nonEmpty(nf.val, "extract name"); ok {
@@ -573,15 +574,31 @@ func (d *decoder) decodeExtract(n *yaml.Node, what string) []*Extract {
 			seen[name] = true
 			e.Name = name
 		}
-		if src, ok := d.nonEmpty(pf.val, "extract path"); ok {
-			p, err := assert.CompilePath(src)
-			if err != nil {
-				d.errf(pf.val, "", "%s: %v", what, err)
-				continue
+		if okPath {
+			if src, ok := d.nonEmpty(pf.val, "extract path"); ok {
+				p, err := assert.CompilePath(src)
+				if err != nil {
+					d.errf(pf.val, "", "%s: %v", what, err)
+					continue
+				}
+				e.Path = p
 			}
-			e.Path = p
 		}
-		if e.Name != "" && e.Path != nil {
+		if okRegex {
+			if src, ok := d.nonEmpty(rf.val, "extract regex"); ok {
+				re, err := regexp.Compile(src)
+				if err != nil {
+					d.errf(rf.val, "", "%s: extract %s: invalid regex: %v", what, e.Name, err)
+					continue
+				}
+				if re.NumSubexp() > 1 {
+					d.errf(rf.val, "", "%s: extract %s: the regex has %d groups; it takes the first, so write the others as (?:…)", what, e.Name, re.NumSubexp())
+					continue
+				}
+				e.Regex = re
+			}
+		}
+		if e.Name != "" && (e.Path != nil || e.Regex != nil) {
 			out = append(out, e)
 		}
 	}

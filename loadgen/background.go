@@ -159,4 +159,12 @@ func (m *monitor) samplingOff(why string) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// workers is "1 worker" or "N workers".
+func workers(n int) string {
+	if n == 1 {
+		return "1 worker"
+	}
+	return itoa(n) + " workers"
+}
+
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

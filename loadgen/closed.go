@@ -77,7 +77,7 @@ loop:
 		if !ok {
 			break
 		}
-		s.enterLeg(&last, el, func(l *leg) string { return itoa(int(l.level)) + " workers" })
+		s.enterLeg(&last, el, func(l *leg) string { return workers(int(l.level)) })
 		exhausted := false
 		select {
 		case <-s.allClaimed:

@@ -229,7 +229,7 @@ func (p *plan) scenarioMeta() metrics.Scenario {
 // describe says in one line what the run does.
 func (p *plan) describe() string {
 	c := p.cfg
-	model := fmt.Sprintf("closed model, %d workers", c.Concurrency)
+	model := "closed model, " + workers(c.Concurrency)
 	if c.open {
 		model = fmt.Sprintf("open model, %g/s, at most %d in flight", c.Rate, c.MaxInFlight)
 	}

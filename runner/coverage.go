@@ -84,7 +84,7 @@ func (p *pool) exercise(kind, target string) {
 }
 
 // exerciseStep records what a sent step exercised: a tools/call, prompts/get or resources/read,
-// also when written as a raw request.
+// the prompt or resource a completion/complete refers to, also when written as a raw request.
 func (p *pool) exerciseStep(st collection.Step, method string, request any) {
 	switch st := st.(type) {
 	case *collection.ToolCall:
@@ -107,6 +107,16 @@ func (p *pool) exerciseStep(st collection.Step, method string, request any) {
 		p.exercise("prompt", str("name"))
 	case "resources/read":
 		p.exercise("read", str("uri"))
+	case "completion/complete":
+		// Completing an argument exercises the prompt or resource (template) it refers to.
+		ref, _ := m["ref"].(map[string]any)
+		refStr := func(k string) string { v, _ := ref[k].(string); return v }
+		switch refStr("type") {
+		case "ref/prompt":
+			p.exercise("prompt", refStr("name"))
+		case "ref/resource":
+			p.exercise("read", refStr("uri"))
+		}
 	}
 }
 

@@ -129,7 +129,8 @@ func TestStrictChecksToolContracts(t *testing.T) {
 server: tcp://ADDR
 tests:
   - {id: good, call: add, with: {a: 1, b: 2}}
-  - {id: bad-args, call: add, with: {a: "one", b: 2}, expectError: true}
+  - {id: negative, call: add, with: {a: "one", b: 2}, expectError: true}
+  - {id: bad-args, call: add, with: {a: "one", b: 2}}
   - {id: unlisted, call: nope, expectError: true}
 `
 	for _, strict := range []bool{false, true} {
@@ -138,13 +139,14 @@ tests:
 			t.Fatal(err)
 		}
 		st := statuses(run)
-		if st["good"] != result.Passed || st["unlisted"] != result.Passed {
+		// A negative test is sent as written, --strict or not: the tool error is expected.
+		if st["good"] != result.Passed || st["unlisted"] != result.Passed || st["negative"] != result.Passed {
 			t.Errorf("strict %v: %v", strict, st)
 		}
 		bad := find(t, run, "bad-args")
 		switch {
-		case !strict && bad.Status != result.Passed:
-			t.Errorf("without --strict the server's tool error is the expected error: %s %+v", bad.Status, bad.Error)
+		case !strict && bad.Status != result.Failed:
+			t.Errorf("without --strict bad arguments are sent and the tool error fails the test: %s %+v", bad.Status, bad.Error)
 		case strict && (bad.Status != result.Errored || bad.Error.Category != "ProtocolError" || !strings.Contains(bad.Error.Message, "inputSchema")):
 			t.Errorf("with --strict: %s %+v", bad.Status, bad.Error)
 		}

@@ -88,13 +88,18 @@ func (cr *colRun) runTest(ctx context.Context, t *collection.Test, rt *result.Te
 	}
 }
 
-// extract stores the test's extracted values; a path that selects nothing fails the test.
+// extract stores the test's extracted values; a path that selects nothing, or a regex that
+// matches nothing, fails the test.
 func (cr *colRun) extract(ctx context.Context, t *collection.Test, rt *result.Test, s *assert.Subject) {
 	for _, e := range t.Extract {
-		v, err := e.Path.Lookup(ctx, s.Doc)
+		v, actual, err := extractValue(ctx, e, s)
 		if err != nil {
-			f := result.Failure{Assertion: "extract", Path: e.Path.String(), Line: e.Pos.Line,
-				Actual:  assert.Excerpt(s.Doc, 200),
+			path := ""
+			if e.Path != nil {
+				path = e.Path.String()
+			}
+			f := result.Failure{Assertion: "extract", Path: path, Line: e.Pos.Line,
+				Actual:  actual,
 				Message: fmt.Sprintf("extract %s: %v", e.Name, err)}
 			rt.Status = result.Failed
 			rt.Failures = append(rt.Failures, f)
@@ -110,6 +115,29 @@ func (cr *colRun) extract(ctx context.Context, t *collection.Test, rt *result.Te
 		}
 		rt.Extracted[e.Name] = cut(assert.ToString(v), MaxExcerpt)
 	}
+}
+
+// extractValue is the value e extracts from s: the value at its path, or with a regex its first
+// group (or whole match) in the text at its path (the result's text without a path). On
+// failure, actual is an excerpt of what was searched.
+func extractValue(ctx context.Context, e *collection.Extract, s *assert.Subject) (v any, actual string, err error) {
+	if e.Regex == nil {
+		v, err = e.Path.Lookup(ctx, s.Doc)
+		return v, assert.Excerpt(s.Doc, 200), err
+	}
+	text := s.Text()
+	if e.Path != nil {
+		at, err := e.Path.Lookup(ctx, s.Doc)
+		if err != nil {
+			return nil, assert.Excerpt(s.Doc, 200), err
+		}
+		text = assert.ToString(at)
+	}
+	m := e.Regex.FindStringSubmatch(text)
+	if m == nil {
+		return nil, cut(text, 200), fmt.Errorf("regex /%s/ matches nothing in the text", e.Regex.String())
+	}
+	return m[len(m)-1], "", nil
 }
 
 // attempt makes one try of t under the test's timeout.
@@ -156,7 +184,9 @@ func (cr *colRun) attempt(ctx context.Context, t *collection.Test) *attempt {
 	}
 	callTimeout := orDefault(p.def.Timeouts.Call, cr.r.opts.CallTimeout)
 	var contracts *toolschema.Tools
-	if cr.r.opts.Strict {
+	if cr.r.opts.Strict && t.ExpectError == nil {
+		// A negative test (expectError) is sent as written: arguments that break the schema
+		// are its point.
 		contracts = p.contracts
 	}
 	// What the server sent before the step is not the step's; its requests during the step

@@ -50,7 +50,8 @@ type Options struct {
 	//     malformed frame) fails; without Strict the findings are reported and the test keeps
 	//     its verdict;
 	//   - every tools/call is checked against the tool's advertised contract: the arguments
-	//     against its inputSchema before sending (a mismatch is not sent), the
+	//     against its inputSchema before sending (a mismatch is not sent, unless the test
+	//     expects an error: a negative test is sent as written), the
 	//     structuredContent against its outputSchema after (a mismatch, or none where an
 	//     outputSchema is declared, fails); either is a ProtocolError.
 	Strict bool

@@ -31,6 +31,9 @@ type call struct {
 	// linger keeps the progress route once a result answers the call (a task-augmented
 	// tools/call: the token stays valid while the task runs; see Session.lingering).
 	linger bool
+	// life is when the server last showed the call was alive (a notifications/progress for
+	// its token), as Unix nanoseconds; 0 when it has not. The hang detector counts from it.
+	life atomic.Int64
 
 	// Written by the completer before the send on done:
 	result json.RawMessage
@@ -49,6 +52,7 @@ func getCall(id int64) *call {
 func putCall(c *call) {
 	c.progress, c.result, c.fail, c.linger = nil, nil, nil, false
 	c.at, c.sent = time.Time{}, time.Time{}
+	c.life.Store(0)
 	callPool.Put(c)
 }
 
@@ -228,6 +232,22 @@ func (l limits) lapsedAt(now time.Time) Category {
 // hungAt reports whether an answer at t came after the hang threshold.
 func (l limits) hungAt(t time.Time) bool { return !l.hangAt.IsZero() && t.After(l.hangAt) }
 
+// revive moves the hang threshold and its grace to count from the call's last sign of life (a
+// progress notification), when that is later than counting from the send; it reports whether
+// they moved. Progress is not an answer: it never extends the request timeout.
+func (l *limits) revive(c *call, threshold, grace time.Duration) bool {
+	ns := c.life.Load()
+	if l.hangAt.IsZero() || ns == 0 {
+		return false
+	}
+	at := time.Unix(0, ns).Add(threshold)
+	if !at.After(l.hangAt) {
+		return false
+	}
+	l.hangAt, l.hangEnd = at, at.Add(grace)
+	return true
+}
+
 // await waits for c's outcome and returns its classified failure, if any; the result and its
 // arrival stay in c (a Hang failure comes with the late result as well).
 func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l *limits) *Error {
@@ -246,6 +266,9 @@ func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l *limits) *E
 		var why Category
 		select {
 		case <-c.done:
+			if l.revive(c, s.opts.HangThreshold, s.opts.HangGrace) {
+				hung = false
+			}
 			return s.outcome(c, w, hung || l.hungAt(c.at))
 		case <-ctx.Done():
 			why = Cancelled
@@ -255,12 +278,21 @@ func (s *Session) await(ctx context.Context, c *call, w *waitSpec, l *limits) *E
 		case <-timer.C:
 			why = l.lapsedAt(time.Now())
 		case <-hangC:
-			if !hung {
-				hung = true
-				hangT.Reset(time.Until(l.hangEnd))
+			// Progress since the send is a sign of life: the threshold counts from the last.
+			l.revive(c, s.opts.HangThreshold, s.opts.HangGrace)
+			now := time.Now()
+			if now.Before(l.hangAt) {
+				hung = false
+				hangT.Reset(l.hangAt.Sub(now))
 				continue
 			}
-			why = l.lapsedAt(time.Now())
+			if now.Before(l.hangEnd) {
+				hung = true
+				hangT.Reset(l.hangEnd.Sub(now))
+				continue
+			}
+			hung = true
+			why = l.lapsedAt(now)
 		}
 		owned, blame := s.take(c, why, w.quiet)
 		if !owned {

@@ -332,6 +332,7 @@ func (s *Session) progress(params []byte) {
 	var route *progressRoute
 	if c := s.sh.pending[id]; c != nil {
 		fn = c.progress
+		c.life.Store(time.Now().UnixNano())
 	} else {
 		route = s.sh.lingering[id]
 	}

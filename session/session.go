@@ -30,6 +30,8 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// HangThreshold, when > 0, turns on the hang detector: a request unanswered after it is
 	// marked hung; an answer within HangGrace more fails as Hang, none at all as Deadlock.
+	// A notifications/progress for the request is a sign of life: the threshold then counts
+	// from the last one (RequestTimeout still bounds the whole call).
 	HangThreshold time.Duration
 	// HangGrace is the grace period after HangThreshold (default 2×HangThreshold).
 	HangGrace time.Duration

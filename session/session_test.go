@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -486,6 +487,63 @@ func TestProgressAndNotifications(t *testing.T) {
 	if diff := cmp.Diff(wantNotes, notes); diff != "" {
 		t.Errorf("notifications (-want +got):\n%s", diff)
 	}
+}
+
+// TestProgressIsSignOfLife: a call that streams progress for longer than the hang threshold plus
+// grace is alive, not deadlocked; once the progress stops, the threshold counts from the last.
+func TestProgressIsSignOfLife(t *testing.T) {
+	progressFor := func(steps int, gap time.Duration, answer bool) func(f *fake, m msg) {
+		return func(f *fake, m msg) {
+			if m.Method != "tools/call" {
+				f.defaults(m)
+				return
+			}
+			var p struct {
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			}
+			_ = json.Unmarshal(m.Params, &p)
+			go func() {
+				for i := 1; i <= steps; i++ {
+					time.Sleep(gap) // pacing the fake server, not synchronising the test
+					f.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d}}`, p.Meta.ProgressToken, i))
+				}
+				if answer {
+					f.result(m, `{"content":[]}`)
+				}
+			}()
+		}
+	}
+	opts := Options{HangThreshold: 250 * time.Millisecond, HangGrace: 250 * time.Millisecond, RequestTimeout: 20 * time.Second}
+
+	t.Run("streaming", func(t *testing.T) {
+		_, d := newFake(t, progressFor(16, 50*time.Millisecond, true))
+		o := opts
+		s := open(t, d, &o)
+		var n atomic.Int32
+		start := time.Now()
+		if _, err := s.CallTool(context.Background(), "slow", nil, &CallOptions{OnProgress: func(Progress) { n.Add(1) }}); err != nil {
+			t.Fatalf("a call streaming progress for %v failed: %v", time.Since(start), err)
+		}
+		if n.Load() != 16 {
+			t.Errorf("progress notifications = %d, want 16", n.Load())
+		}
+	})
+	t.Run("silent after progress", func(t *testing.T) {
+		_, d := newFake(t, progressFor(2, 50*time.Millisecond, false))
+		o := opts
+		s := open(t, d, &o)
+		start := time.Now()
+		_, err := s.CallTool(context.Background(), "stuck", nil, &CallOptions{OnProgress: func(Progress) {}})
+		if CategoryOf(err) != Deadlock {
+			t.Fatalf("err = %v, want Deadlock", err)
+		}
+		// The threshold counted from the last progress (about 100ms after the send).
+		if el := time.Since(start); el < 600*time.Millisecond {
+			t.Errorf("deadlock declared after %v, before the last progress plus threshold and grace", el)
+		}
+	})
 }
 
 func TestBatchResponseRouted(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpspec/mcpspec/internal/cli"
 )
 
 // TestReadmeTwoCommands keeps the README's promise: a fresh machine needs exactly two of its
@@ -35,11 +38,54 @@ func TestReadmeTwoCommands(t *testing.T) {
 			t.Errorf(".ci/run does not run %q", s)
 		}
 	}
-	// The install line comes before the first example that assumes mcpspec on PATH.
-	install := strings.Index(readme, "go install github.com/mcpspec/mcpspec/cmd/mcpspec@latest")
+	// The install line comes before the first example that assumes mcpspec on PATH. It installs
+	// from the clone: "go install …@latest" cannot work before the module is published.
+	install := strings.Index(readme, "```sh\ngo install ./cmd/mcpspec\n```")
 	first := regexp.MustCompile("(?m)^```sh\n(?:.*\n)*?mcpspec ").FindStringIndex(readme)
 	if install < 0 || first == nil || install > first[1] {
 		t.Errorf("the install line (at %d) must come before the first `mcpspec …` example (at %v)", install, first)
+	}
+}
+
+// TestReadmeCommandsRun: every verb the README names ("mcpspec VERB", in code or prose) is one
+// (its --help exits 0), and every file an example in a clone passes (--env-file, --data, @FILE,
+// a collection under examples/) is in the repository.
+func TestReadmeCommandsRun(t *testing.T) {
+	readme := read(t, "../../README.md")
+	var verbs []string
+	for _, m := range regexp.MustCompile("`mcpspec ([a-z][a-z-]*)").FindAllStringSubmatch(readme, -1) {
+		verbs = append(verbs, m[1])
+	}
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(readme, -1) {
+		for _, m := range regexp.MustCompile(`(?m)^mcpspec ([a-z][a-z-]*)`).FindAllStringSubmatch(block[1], -1) {
+			verbs = append(verbs, m[1])
+		}
+	}
+	seen := map[string]bool{}
+	for _, verb := range verbs {
+		if seen[verb] {
+			continue
+		}
+		seen[verb] = true
+		var out strings.Builder
+		if code := cli.Run(context.Background(), []string{"mcpspec", verb, "--help"}, &cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out}); code != cli.ExitOK {
+			t.Errorf("README names `mcpspec %s`, but `mcpspec %s --help` exits %d:\n%s", verb, verb, code, out.String())
+		}
+	}
+	fileArg := regexp.MustCompile(`(?:--env-file |--data |@)([\w./-]+)|\b(examples/[\w./-]+)`)
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(readme, -1) {
+		for _, line := range strings.Split(block[1], "\n") {
+			line, _, _ = strings.Cut(line, " #")
+			if !strings.Contains(line, "examples/") {
+				continue // an example about the reader's own server and files
+			}
+			for _, m := range fileArg.FindAllStringSubmatch(line, -1) {
+				path := m[1] + m[2]
+				if _, err := os.Stat(filepath.Join("..", "..", path)); err != nil {
+					t.Errorf("README example %q needs %s, which a fresh clone lacks", strings.TrimSpace(line), path)
+				}
+			}
+		}
 	}
 }
 

@@ -233,9 +233,9 @@ func readObjectFlag(ctx context.Context, name, v string, stdin io.Reader) (json.
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 && v != "" {
-		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s is empty", src), Hint: `give a JSON object, e.g. {"text":"hi"} (or leave --args out for {})`}
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s is empty", src), Hint: fmt.Sprintf(`give a JSON object, e.g. %s (or leave --%s out)`, objectExample(name), name)}
 	}
-	hint := `write the arguments as one JSON object, e.g. --args '{"text":"hi"}' (single quotes keep the shell away from the double quotes)`
+	hint := fmt.Sprintf(`write the %s as one JSON object, e.g. --%s '%s' (single quotes keep the shell away from the double quotes)`, objectNoun(name), name, objectExample(name))
 	if !json.Valid(data) {
 		var x any
 		err := json.Unmarshal(data, &x)
@@ -245,6 +245,22 @@ func readObjectFlag(ctx context.Context, name, v string, stdin io.Reader) (json.
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%s must be a JSON object, got %s", src, truncate(string(data), 40)), Hint: hint}
 	}
 	return json.RawMessage(data), nil
+}
+
+// objectNoun names what flag --name's JSON object holds, for hints.
+func objectNoun(name string) string {
+	if name == "args" {
+		return "arguments"
+	}
+	return name
+}
+
+// objectExample is a JSON object to show in flag --name's hints.
+func objectExample(name string) string {
+	if name == "params" {
+		return `{"level":"info"}`
+	}
+	return `{"text":"hi"}`
 }
 
 func ms(d time.Duration) *float64 {

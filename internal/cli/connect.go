@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/internal/hint"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
@@ -147,6 +148,20 @@ func (t *target) finish(failed bool) {
 	}
 }
 
+// names reports whether err's message or hint points at the temporary stderr file, which must
+// then stay; a failure that does not name it (a tool's isError) leaves nothing behind.
+func (t *target) names(err error) bool {
+	if err == nil || t.tempDir == "" {
+		return false
+	}
+	text := err.Error() + "\n" + hint.Of(err)
+	var e *Error
+	if errors.As(err, &e) {
+		text += "\n" + e.Hint
+	}
+	return strings.Contains(text, t.tempDir)
+}
+
 // withSession prepares the server described by cmd's flags, opens a session and runs fn with it.
 // The session is closed (a child server stopped) before withSession returns, and the temporary
 // stderr file is removed unless something failed. What the server sent that answered no
@@ -157,7 +172,7 @@ func (a *app) withSession(ctx context.Context, f serverFlags, verb string, fn fu
 	if err != nil {
 		return err
 	}
-	defer func() { t.finish(err != nil) }()
+	defer func() { t.finish(t.names(err)) }()
 	s, err := t.open(ctx)
 	if err != nil {
 		return err

@@ -54,8 +54,8 @@ func serverFlagDefs() []cli.Flag {
 		// everywhere (test --env NAME); it still works, with a warning.
 		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Hidden: true, Usage: "deprecated: use --server-env `K=V`"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON on stdout"},
-		&durationFlag{Name: "hang-threshold", DefaultText: "off", Usage: "turn on the hang detector: a request unanswered after `D` is a Hang, or a Deadlock if no answer comes in the grace period (2×D)"},
-		&cli.StringFlag{Name: "stderr", Usage: "save the stderr of a server started as a command to `FILE` (default: a temporary file, kept when something fails)"},
+		&durationFlag{Name: "hang-threshold", DefaultText: "off", Usage: "turn on the hang detector: a request unanswered (and without progress) for `D` is a Hang, or a Deadlock if no answer comes in the grace period (2×D)"},
+		&cli.StringFlag{Name: "stderr", Usage: "save the stderr of a server started as a command to `FILE` (default: a temporary file, kept when an error names it)"},
 		maxMessageSizeFlag(),
 	}
 }

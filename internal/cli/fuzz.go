@@ -178,10 +178,13 @@ func (a *app) fuzz(ctx context.Context, cmd *cli.Command) error {
 	}
 	failed = rep.Bugs() > 0
 	var problems []error
-	if r.save != "" && rep.Bugs() > 0 {
+	switch {
+	case r.save != "" && rep.Bugs() > 0:
 		if err := a.saveFindings(r, t, rep, notes); err != nil {
 			problems = append(problems, err)
 		}
+	case r.save != "":
+		fmt.Fprintf(notes, "no finding to save: %s was not written\n", r.save)
 	}
 	if r.f.JSON {
 		if err := writeFuzzJSON(a.io.Stdout, rep); err != nil {

@@ -71,6 +71,8 @@ type repl struct {
 	err io.Writer
 	// flush writes out what out and err hold back, before the next prompt.
 	flush func()
+	// completer completes commands, tool and argument names on Tab (a terminal only).
+	completer *completer
 }
 
 func (a *app) inspect(ctx context.Context, cmd *cli.Command) error {
@@ -84,9 +86,14 @@ func (a *app) inspect(ctx context.Context, cmd *cli.Command) error {
 	return a.withSession(ctx, f, "inspect", func(ctx context.Context, t *target, s *session.Session) error {
 		src := newLineSource(a.io.Stdin, a.term.Stdout, "mcpspec> ")
 		defer src.close()
-		r := &repl{t: t, s: s, out: a.io.Stdout, err: a.io.Stderr, flush: a.flush}
+		r := &repl{t: t, s: s, out: a.io.Stdout, err: a.io.Stderr, flush: a.flush, completer: newCompleter()}
 		info := s.ServerInfo()
 		if src.interactive() {
+			// Tab completes tool and argument names: list them once now (.tools lists again).
+			if tools, err := s.ListTools(ctx); err == nil {
+				r.completer.setTools(tools)
+			}
+			src.setCompleter(r.completer.complete)
 			fmt.Fprintf(r.out, "Connected to %s %s (protocol %s, %s). Type .help for commands.\n", orDash(info.Name), info.Version, s.ProtocolVersion(), t.info)
 		}
 		return r.loop(ctx, src)
@@ -178,11 +185,12 @@ func (r *repl) tools(ctx context.Context, _ string) error {
 	if err != nil {
 		return r.t.requestError(err, "tools/list")
 	}
+	r.completer.setTools(tools)
 	if len(tools) == 0 {
 		fmt.Fprintln(r.out, "(no tools)")
 		return nil
 	}
-	return toolTable(r.out, tools)
+	return toolTable(r.out, tools, false)
 }
 
 func (r *repl) call(ctx context.Context, arg string) error {

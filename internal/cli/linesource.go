@@ -65,6 +65,14 @@ func newLineSource(in io.Reader, out io.Writer, prompt string) *lineSource {
 
 func (ls *lineSource) interactive() bool { return ls.term != nil }
 
+// setCompleter makes Tab call complete (a golang.org/x/term AutoCompleteCallback) on a
+// terminal; call it before the first next.
+func (ls *lineSource) setCompleter(complete func(line string, pos int, key rune) (string, int, bool)) {
+	if ls.term != nil {
+		ls.term.AutoCompleteCallback = complete
+	}
+}
+
 func (ls *lineSource) read(rd lineReader) {
 	for {
 		select {

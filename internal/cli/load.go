@@ -44,7 +44,7 @@ func loadFlagDefs() []cli.Flag {
 		&durationFlag{Name: "spike-for", DefaultText: "a sixth of --duration", Usage: "spike: how long the burst lasts"},
 		&cli.StringFlag{Name: "ramp-to", Usage: "ramp: the last step's rate or workers (default 10× the first)"},
 		&cli.IntFlag{Name: "ramp-steps", DefaultText: "5", Usage: "ramp: number of steps"},
-		&durationFlag{Name: "ramp-max-p99", DefaultText: "3× the first step's", Usage: "ramp: a step whose p99 exceeds `D` is bad"},
+		&durationFlag{Name: "ramp-max-p99", DefaultText: "3× the first step's, at least 10ms", Usage: "ramp: a step whose p99 exceeds `D` is bad"},
 		&durationFlag{Name: "snapshot-every", DefaultText: "10s", Usage: "soak: write a snapshot to the trace every `D`"},
 		&cli.Int64Flag{Name: "seed", DefaultText: "from the clock; recorded in metrics.json", Usage: "seed of the weighted choices"},
 		&cli.StringFlag{Name: "out", Value: defaultRunsDir, Usage: "write the run directory under `DIR` (runs/<id>/)"},

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/loadgen"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/promexport"
@@ -362,13 +363,20 @@ func printLoadSummary(w io.Writer, run *metrics.Run, dir string) {
 		verdict = "FAIL"
 	}
 	sc := run.Scenario
-	model := fmt.Sprintf("closed model, %d workers", sc.Concurrent)
+	model := "closed model, " + textfmt.Plural(sc.Concurrent, "worker")
 	if sc.Model == "open" {
 		model = fmt.Sprintf("open model, %g/s", sc.Rate)
 	}
 	fmt.Fprintf(w, "%s  %s, %s, %.1fs — %s\n", verdict, sc.Kind, model, run.DurationSecs, dir)
 	t := run.Throughput
-	fmt.Fprintf(w, "  requests %d, %.1f/s", t.TotalRequests, t.RequestsPerSec)
+	// A cold start's requests are its phases (connect, handshake, first call, total): their
+	// latencies only mean something apart, in the table below.
+	coldStart := sc.Kind == loadgen.ColdStart
+	if coldStart {
+		fmt.Fprintf(w, "  %s", textfmt.Plural(int(t.Iterations), "cold start"))
+	} else {
+		fmt.Fprintf(w, "  requests %d, %.1f/s", t.TotalRequests, t.RequestsPerSec)
+	}
 	if t.OfferedRate > 0 {
 		fmt.Fprintf(w, " of %.1f/s offered", t.OfferedRate)
 	}
@@ -377,8 +385,9 @@ func printLoadSummary(w io.Writer, run *metrics.Run, dir string) {
 		fmt.Fprintf(w, " · assertion failures %d", run.Errors.AssertionFailures)
 	}
 	fmt.Fprintln(w)
-	l := run.Latency
-	fmt.Fprintf(w, "  latency p50 %s · p90 %s · p99 %s · p99.9 %s · max %s\n", msText(l.P50), msText(l.P90), msText(l.P99), msText(l.P999), msText(l.Max))
+	if l := run.Latency; !coldStart {
+		fmt.Fprintf(w, "  latency p50 %s · p90 %s · p99 %s · p99.9 %s · max %s\n", msText(l.P50), msText(l.P90), msText(l.P99), msText(l.P999), msText(l.Max))
+	}
 	rows := [][]string{}
 	for _, op := range run.PerOp {
 		rows = append(rows, []string{"  " + op.Name, string(op.Kind), fmt.Sprintf("%d req", op.Requests), "p50 " + msText(op.Latency.P50), "p99 " + msText(op.Latency.P99), fmt.Sprintf("%d errors", op.Errors)})

@@ -71,9 +71,13 @@ func (a *app) mergeCommand() *cli.Command {
 			"Histograms are merged bucket by bucket, counters summed and the timeline aligned by second:\n" +
 			"the percentiles are those of one run that saw every request, never averages. The thresholds\n" +
 			"of the first run are judged again on the merged numbers.\n\n" +
-			"Exit codes: 0 merged, every threshold held · 1 a threshold was violated · 3 a directory is not a run.",
+			"A run given twice is refused (it would count every request twice), and so is a set of shards\n" +
+			"that misses one (each shard's config.json records I/N); --allow-partial merges what is there.\n\n" +
+			"Exit codes: 0 merged, every threshold held · 1 a threshold was violated · 3 a directory is not a run,\n" +
+			"a run is given twice, or a shard is missing.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the merged run to `DIR` (default: runs/<first id>-merged)"},
+			&cli.BoolFlag{Name: "allow-partial", Usage: "merge an incomplete set of shards (with a warning) instead of refusing it"},
 			&cli.BoolFlag{Name: "json", Usage: "print the merged metrics.json on stdout"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -91,6 +95,16 @@ func (a *app) mergeCommand() *cli.Command {
 					return configError(fmt.Sprintf("%s ran %s, %s ran %s", dirs[0], runs[0].Scenario.Kind, d, r.Scenario.Kind), "merge the shards of one workload")
 				}
 				runs = append(runs, r)
+			}
+			missing, err := checkMergeSet(dirs, runs)
+			if err != nil {
+				return err
+			}
+			if missing != "" {
+				if !cmd.Bool("allow-partial") {
+					return configError("incomplete set of shards: "+missing, "pass every shard's run directory, or --allow-partial to merge these alone")
+				}
+				fmt.Fprintln(a.io.Stderr, "warning: incomplete set of shards ("+missing+"): the merged figures cover only the shards given")
 			}
 			merged, _, err := metrics.Merge(runs)
 			if err != nil {
@@ -124,6 +138,62 @@ func (a *app) mergeCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// checkMergeSet refuses a run given twice (the same directory, or the same run id: a copy) and
+// shards of different workloads; it returns which shards are missing from a sharded set ("" when
+// the set is complete or the runs were not sharded).
+func checkMergeSet(dirs []string, runs []*metrics.Run) (missing string, err error) {
+	seenDir := map[string]string{}
+	seenID := map[string]string{}
+	for i, r := range runs {
+		key := dirs[i]
+		if abs, err := filepath.Abs(dirs[i]); err == nil {
+			key = abs
+		}
+		if real, err := filepath.EvalSymlinks(key); err == nil {
+			key = real
+		}
+		if first, ok := seenDir[key]; ok {
+			return "", configError(fmt.Sprintf("%s and %s are the same run directory", first, dirs[i]), "give each run once: merging a run twice would count each of its requests twice")
+		}
+		seenDir[key] = dirs[i]
+		if first, ok := seenID[r.RunID]; ok && r.RunID != "" {
+			return "", configError(fmt.Sprintf("%s and %s hold the same run (id %s)", first, dirs[i], r.RunID), "give each run once: merging a run twice would count each of its requests twice")
+		}
+		seenID[r.RunID] = dirs[i]
+	}
+	var count int
+	have := map[int]string{}
+	for i, r := range runs {
+		if r.Shard == nil {
+			if count > 0 {
+				return "", configError(fmt.Sprintf("%s is not a shard, while %s is", dirs[i], dirs[0]), "merge the shards of one workload")
+			}
+			continue
+		}
+		if i > 0 && count == 0 {
+			return "", configError(fmt.Sprintf("%s is shard %d/%d, while %s is not a shard", dirs[i], r.Shard.Index, r.Shard.Count, dirs[0]), "merge the shards of one workload")
+		}
+		if count != 0 && r.Shard.Count != count {
+			return "", configError(fmt.Sprintf("%s is shard %d/%d, while %s is shard %d/%d", dirs[i], r.Shard.Index, r.Shard.Count, dirs[0], runs[0].Shard.Index, count), "merge the shards of one workload")
+		}
+		count = r.Shard.Count
+		if first, ok := have[r.Shard.Index]; ok {
+			return "", configError(fmt.Sprintf("%s and %s are both shard %d/%d", first, dirs[i], r.Shard.Index, count), "give each shard once: merging a shard twice would count its requests twice")
+		}
+		have[r.Shard.Index] = dirs[i]
+	}
+	var gaps []string
+	for i := 1; i <= count; i++ {
+		if _, ok := have[i]; !ok {
+			gaps = append(gaps, fmt.Sprintf("%d/%d", i, count))
+		}
+	}
+	if len(gaps) > 0 {
+		return "shard " + strings.Join(gaps, ", ") + " missing", nil
+	}
+	return "", nil
 }
 
 // scenarioDocs describes each scenario: one line, then the algorithm.

@@ -61,7 +61,7 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "tag", Usage: "run only tests with tag `T` (repeatable: any of them); their dependencies run too"},
 			&cli.StringFlag{Name: "grep", Usage: "run only tests whose name or id matches the regular expression `RE`"},
 			&cli.BoolFlag{Name: "bail", Usage: "stop after the first test that fails or errors; the tests not started are skipped"},
-			&cli.BoolFlag{Name: "strict", Usage: "fail on answers to no request (a second answer, an id never issued, a stray frame), and check every tools/call against the tool's inputSchema before sending and its outputSchema after"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail on answers to no request (a second answer, an id never issued, a stray frame), and check every tools/call against the tool's inputSchema before sending (a test with expectError is sent as written) and its outputSchema after"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "run up to `N` independent tests at once (N sessions per server)"},
 			&cli.FloatFlag{Name: "rate", DefaultText: "0, no limit", Usage: "send at most `N` requests per second"},
 			&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -16,9 +17,10 @@ func (a *app) toolsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "tools",
 		Usage:     "list a server's tools with their input and output schemas",
-		UsageText: "mcpspec tools --server SPEC [--json]",
-		Flags:     serverFlagDefs(),
-		Action:    a.tools,
+		UsageText: "mcpspec tools --server SPEC [--wide] [--json]",
+		Flags: append(serverFlagDefs(),
+			&cli.BoolFlag{Name: "wide", Usage: "print whole descriptions and schemas instead of cutting them to fit a terminal's width"}),
+		Action: a.tools,
 	}
 }
 
@@ -47,7 +49,7 @@ func (a *app) tools(ctx context.Context, cmd *cli.Command) error {
 			out.Tools = toolsRaw(tools)
 			return nil
 		}
-		return printTools(a.io.Stdout, s, tools)
+		return printTools(a.io.Stdout, s, tools, cmd.Bool("wide"))
 	})
 	if f.JSON {
 		if tg != nil {
@@ -78,20 +80,27 @@ func toolsRaw(tools []session.Tool) []json.RawMessage {
 	return out
 }
 
-// printTools prints a heading and an aligned table of tools.
-func printTools(w io.Writer, s *session.Session, tools []session.Tool) error {
+// printTools prints a heading and an aligned table of tools (cells whole when wide).
+func printTools(w io.Writer, s *session.Session, tools []session.Tool, wide bool) error {
 	info := s.ServerInfo()
 	fmt.Fprintf(w, "%s from %s %s (protocol %s)\n", textfmt.Plural(len(tools), "tool"), orDash(info.Name), info.Version, s.ProtocolVersion())
 	if len(tools) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
-	return toolTable(w, tools)
+	return toolTable(w, tools, wide)
 }
 
 // toolTable prints tools as NAME, ARGUMENTS, OUTPUT, DESCRIPTION columns (TITLE when any tool
-// has one).
-func toolTable(w io.Writer, tools []session.Tool) error {
+// has one); the long cells are cut to fit a terminal unless wide, which keeps them whole on one
+// line.
+func toolTable(w io.Writer, tools []session.Tool, wide bool) error {
+	cell := func(s string, n int) string {
+		if wide {
+			return strings.Join(strings.Fields(s), " ")
+		}
+		return truncate(s, n)
+	}
 	withTitle := false
 	for _, tl := range tools {
 		withTitle = withTitle || tl.Title != ""
@@ -106,7 +115,7 @@ func toolTable(w io.Writer, tools []session.Tool) error {
 		if withTitle {
 			r = append(r, orDash(tl.Title))
 		}
-		rows = append(rows, append(r, truncate(schemaSummary(tl.InputSchema), 50), truncate(schemaSummary(tl.OutputSchema), 40), orDash(truncate(tl.Description, 60))))
+		rows = append(rows, append(r, cell(schemaSummary(tl.InputSchema), 50), cell(schemaSummary(tl.OutputSchema), 40), orDash(cell(tl.Description, 60))))
 	}
 	return table(w, rows)
 }

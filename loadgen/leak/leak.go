@@ -192,6 +192,9 @@ func judge(r Result, o Options, ts, ys []float64) (Verdict, string) {
 	}
 	robust := r.RobustSlope * o.Duration.Seconds()
 	if robust < o.MinGrowth {
+		if robust < 0 {
+			return NoLeak, fmt.Sprintf("memory shrinks by %s over %v at the median slope (threshold %s of growth)", mib(-robust), o.Duration, mib(o.MinGrowth))
+		}
 		return NoLeak, fmt.Sprintf("memory grows by %s over %v at the median slope (threshold %s)", mib(robust), o.Duration, mib(o.MinGrowth))
 	}
 	if r.R2 < o.MinR2 {

@@ -60,7 +60,7 @@ func TestAnalyze(t *testing.T) {
 		{"step late", series(120, 400, func(t float64) float64 { return base + step(t, 100, 40*mib) + n3() }), nil, leak.NoLeak, ""},
 		{"step early", series(120, 400, func(t float64) float64 { return base + step(t, 45, 40*mib) + n3() }), nil, leak.NoLeak, ""},
 		{"two steps", series(120, 400, func(t float64) float64 { return base + step(t, 60, 30*mib) + step(t, 90, 30*mib) + n3() }), nil, leak.Indeterminate, "in steps"},
-		{"shrinking", series(120, 400, func(t float64) float64 { return base - t*0.2*mib }), nil, leak.NoLeak, "median slope"},
+		{"shrinking", series(120, 400, func(t float64) float64 { return base - t*0.2*mib }), nil, leak.NoLeak, "memory shrinks by 2"},
 		{"too noisy", series(60, 400, func(t float64) float64 { return base + t*0.5*mib + n2() }), nil, leak.Indeterminate, "R²"},
 		{"slowing", series(120, 400, func(t float64) float64 { return base + 200*mib*(1-math.Exp(-t/25)) }), nil, leak.Indeterminate, "slows"},
 		{"too few", series(10, 400, func(t float64) float64 { return base + t*mib }), nil, leak.Indeterminate, "at least 8"},

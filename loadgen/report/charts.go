@@ -58,9 +58,11 @@ func charts(run *metrics.Run) []template.HTML {
 func rssChart(run *metrics.Run) chart {
 	c := chart{title: "Server RSS (MB)", unit: "MB"}
 	if run.Process == nil || len(run.Process.Samples) == 0 {
-		c.title = "Server RSS: not sampled (resource sampling off or unavailable for this server)"
+		// The title stays short; why goes below it, wrapped (a long reason was clipped).
+		c.title = "Server RSS: not sampled"
+		c.note = "Resource sampling was off or unavailable for this server."
 		if smp := run.Sampling; smp != nil && smp.Off != "" {
-			c.title = "Server RSS: not sampled: " + smp.Off
+			c.note = "Not sampled: " + smp.Off
 		}
 		return c
 	}

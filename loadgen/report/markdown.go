@@ -24,7 +24,7 @@ func Markdown(w io.Writer, run *metrics.Run) error {
 	fmt.Fprintf(&b, "**Status:** %s  \n", verdict)
 	fmt.Fprintf(&b, "**Server:** `%s` (%s)  \n", mdEsc(run.Server.Spec), run.Server.Transport)
 	sc := run.Scenario
-	model := fmt.Sprintf("%d workers", sc.Concurrent)
+	model := fmt.Sprintf("%d worker%s", sc.Concurrent, plural(sc.Concurrent))
 	if sc.Model == "open" {
 		model = fmt.Sprintf("%s/s, at most %d in flight", fmtNum(sc.Rate), sc.MaxInFlight)
 	}

@@ -3,9 +3,11 @@ package report
 import (
 	"bytes"
 	"context"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +99,32 @@ func TestMarkdown(t *testing.T) {
 	}
 }
 
+// A long reason for not sampling is wrapped under a short title, not clipped at the chart's edge.
+func TestNotSampledWraps(t *testing.T) {
+	run := sampleRun(t)
+	run.Process, run.Leak = nil, nil
+	why := "a cold start opens a new server for every session, none lasts to be sampled (a remote server: give --server-pid, --cgroup or --metrics-url)"
+	run.Sampling = &metrics.Sampling{Off: why}
+	svg := rssChart(run).svg()
+	texts := regexp.MustCompile(`<text[^>]*>([^<]*)</text>`).FindAllStringSubmatch(svg, -1)
+	var note []string
+	for i, m := range texts {
+		text := html.UnescapeString(m[1])
+		if n := len([]rune(text)); n > noteChars {
+			t.Errorf("line of %d characters would be clipped: %q", n, text)
+		}
+		if i > 0 {
+			note = append(note, text)
+		}
+	}
+	if len(texts) < 3 || html.UnescapeString(texts[0][1]) != "Server RSS: not sampled" {
+		t.Fatalf("want a short title and the reason over several lines, got %q", texts)
+	}
+	if got := strings.Join(note, " "); got != "Not sampled: "+why {
+		t.Errorf("reason = %q", got)
+	}
+}
+
 // A run whose server was not sampled says why, in both reports.
 func TestNotSampledSaysWhy(t *testing.T) {
 	run := sampleRun(t)
@@ -110,7 +138,7 @@ func TestNotSampledSaysWhy(t *testing.T) {
 	if err := Markdown(&m, run); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Server RSS: not sampled: the server is remote: give --server-pid, --cgroup or --metrics-url",
+	for _, want := range []string{">Server RSS: not sampled</text>", "Not sampled: the server is remote: give --server-pid, --cgroup or --metrics-url",
 		"off: the server is remote", "The server&#39;s resources were not sampled: the server is remote"} {
 		if !strings.Contains(h.String(), want) {
 			t.Errorf("report.html lacks %q", want)

@@ -23,6 +23,8 @@ type chart struct {
 	series      []series
 	// marks are vertical lines at x (stage boundaries), with labels.
 	marks []mark
+	// note says why a chart without data has none (wrapped to the chart's width).
+	note string
 }
 
 type mark struct {
@@ -35,13 +37,51 @@ const (
 	padL, padR, padT, padB = 64, 16, 28, 34
 )
 
+// noteChars is the longest line of a chart's note that fits its width at the note's 13px.
+const noteChars = 96
+
+// wrapWords splits s into lines of at most n characters, at spaces where it can.
+func wrapWords(s string, n int) []string {
+	var lines []string
+	var cur strings.Builder
+	for _, w := range strings.Fields(s) {
+		for len([]rune(w)) > n {
+			if cur.Len() > 0 {
+				lines = append(lines, cur.String())
+				cur.Reset()
+			}
+			r := []rune(w)
+			lines, w = append(lines, string(r[:n])), string(r[n:])
+		}
+		if cur.Len() > 0 && len([]rune(cur.String()))+1+len([]rune(w)) > n {
+			lines = append(lines, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte(' ')
+		}
+		cur.WriteString(w)
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
+
 // svg renders the chart; labels are escaped.
 func (c chart) svg() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg">`, chartW, chartH, esc(c.title))
 	fmt.Fprintf(&b, `<text x="%d" y="18" class="ct">%s</text>`, padL, esc(c.title))
 	if len(c.xs) == 0 {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty">no data</text></svg>`, chartW/2-30, chartH/2)
+		if c.note == "" {
+			fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty">no data</text></svg>`, chartW/2-30, chartH/2)
+			return b.String()
+		}
+		for i, line := range wrapWords(c.note, noteChars) {
+			fmt.Fprintf(&b, `<text x="%d" y="%d" class="empty">%s</text>`, padL, padT+40+18*i, esc(line))
+		}
+		b.WriteString(`</svg>`)
 		return b.String()
 	}
 	xmin, xmax := c.xs[0], c.xs[len(c.xs)-1]

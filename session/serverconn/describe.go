@@ -205,7 +205,7 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 			e.Msg = fmt.Sprintf("%s exited with code %d during %s", subject, exitErr.Code, phase)
 		}
 		path := orPath(exitErr.StderrPath, stderrPath)
-		e.hint = op.stderrHint(path, exitErr.StderrTail)
+		e.hint = op.stderrHint(path, exitErr.StderrTail, phase)
 		if phase != "the handshake" || exitErr.Signal != "" {
 			break
 		}
@@ -255,7 +255,7 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 		}
 	case e.Category == session.Crash:
 		e.Msg = fmt.Sprintf("%s exited during %s", subject, phase)
-		e.hint = op.stderrHint(stderrPath, "")
+		e.hint = op.stderrHint(stderrPath, "", phase)
 	case e.Category == session.Timeout || errors.Is(err, context.DeadlineExceeded):
 		e.Category = session.Timeout
 		from := ""
@@ -289,7 +289,7 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 		}
 	case e.Category == session.Disconnected && op.stdio():
 		e.Msg = fmt.Sprintf("%s closed its stdout during %s", subject, phase)
-		e.hint = op.stderrHint(stderrPath, "")
+		e.hint = op.stderrHint(stderrPath, "", phase)
 	case e.Category == session.Disconnected && se != nil && se.Method == "dial" && se.Err != nil:
 		// The connection was never made: say why, in the transport's words.
 		e.Msg = fmt.Sprintf("cannot connect to %s: %v", where, Innermost(err))
@@ -346,10 +346,11 @@ func (op *Opener) stderrPath() string {
 	return op.o.Info.StderrPath
 }
 
-// stderrHint points at a child's stderr file and, when the terms say so, quotes its last lines
-// (read from path when tail is empty).
-func (op *Opener) stderrHint(path, tail string) string {
-	if !op.o.Terms.QuoteStderr && path != "" {
+// stderrHint points at a child's stderr file and quotes its last lines (read from path when tail
+// is empty) when the terms say so or the child stopped during the handshake: no test report
+// quotes a stderr then, and it often says why the server cannot start.
+func (op *Opener) stderrHint(path, tail, phase string) string {
+	if !op.o.Terms.QuoteStderr && phase != "the handshake" && path != "" {
 		return "see the server's stderr at " + path
 	}
 	if tail == "" && path != "" {
