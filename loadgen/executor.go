@@ -1,10 +1,10 @@
 package loadgen
 
 import (
-	"context"
 	"sync"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/clock"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/pacer"
 	"github.com/mcpspec/mcpspec/session"
@@ -149,7 +149,7 @@ func (w *worker) iterate(intended time.Duration) {
 		if broken || (!ok && st.OnError == Abort) || e.sendCtx.Err() != nil {
 			return
 		}
-		if st.Think > 0 && !sleep(e.sendCtx, st.Think) {
+		if st.Think > 0 && clock.Sleep(e.sendCtx, st.Think) != nil {
 			return
 		}
 		due = e.since()
@@ -171,17 +171,6 @@ func (w *worker) send(st *Step, s *session.Session, smp *metrics.Sample) Outcome
 	smp.Done = e.since()
 	e.inFlight.Add(-1)
 	return o
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // closedModel runs the workers the schedule asks for; each starts its next iteration when
@@ -302,7 +291,7 @@ func (e *engine) openModel(wg *sync.WaitGroup) {
 			// An arrival due before the end is sent even when the dispatcher wakes after it
 			// (a busy machine): its lateness is in its latency. Past the end nothing blocks.
 			late := e.sendCtx.Err() != nil
-			if wait := time.Until(e.start.Add(due)); wait > 0 && !late && !sleep(e.sendCtx, wait) {
+			if wait := time.Until(e.start.Add(due)); wait > 0 && !late && clock.Sleep(e.sendCtx, wait) != nil {
 				late = true
 			}
 			if e.interrupt.Err() != nil {
