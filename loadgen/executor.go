@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/clock"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -138,7 +139,7 @@ func (w *worker) iterate(ctx, send context.Context, intended time.Duration) {
 		if broken || (!ok && st.OnError == Abort) || send.Err() != nil {
 			return
 		}
-		if st.Think > 0 && !sleep(send, st.Think) {
+		if st.Think > 0 && clock.Sleep(send, st.Think) != nil {
 			return
 		}
 		due = s.since()
@@ -154,16 +155,4 @@ func (w *worker) send(ctx context.Context, st *Step, sess *session.Session, smp 
 	smp.Done = s.since()
 	s.inFlight.Add(-1)
 	return o
-}
-
-// sleep waits d, or less if ctx ends first (then false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"github.com/mcpspec/mcpspec/internal/clock"
+
 	"context"
 	"sync"
 	"time"
@@ -75,7 +77,7 @@ func (x *openRate) dispatch(ctx, send context.Context, work chan<- time.Duration
 		// An arrival due before the end is sent even when the dispatcher wakes after it (a busy
 		// machine): its lateness is in its latency. Past the end nothing blocks.
 		late := send.Err() != nil
-		if wait := time.Until(s.start.Add(due)); wait > 0 && !late && !sleep(send, wait) {
+		if wait := time.Until(s.start.Add(due)); wait > 0 && !late && clock.Sleep(send, wait) != nil {
 			late = true
 		}
 		if interrupted(ctx) {

@@ -82,18 +82,7 @@ func auditOptions(spec *collection.AuditSpec) (*audit.Options, error) {
 		}
 		o.LockData = data
 	}
-	path := spec.Suppressions
-	if path == "" {
-		path = ".mcpspec/audit-suppressions.yaml"
-	}
-	f, err := os.Open(path)
-	switch {
-	case err == nil:
-		defer f.Close()
-		if o.Suppressions, err = audit.ReadSuppressions(f, path); err != nil {
-			return nil, err
-		}
-	case spec.Suppressions != "" || !errors.Is(err, fs.ErrNotExist):
+	if o.Suppressions, err = audit.LoadSuppressions(spec.Suppressions); err != nil {
 		return nil, err
 	}
 	return o, nil

@@ -145,25 +145,6 @@ func TestAppendValueMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "a", "\"\\", "\x00\x1f", "é😀", "\xff\xfe", "\u2028"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		b := appendString(nil, s)
-		var got string
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatalf("appendString(%q) = %s: %v", s, b, err)
-		}
-		want, _ := json.Marshal(s)
-		var w string
-		_ = json.Unmarshal(want, &w)
-		if got != w {
-			t.Fatalf("appendString(%q) decodes to %q, encoding/json to %q", s, got, w)
-		}
-	})
-}
-
 func TestAppendParams(t *testing.T) {
 	meta := []byte(`"k":"v"`)
 	cases := []struct {

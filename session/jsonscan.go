@@ -3,7 +3,7 @@ package session
 import "github.com/mcpspec/mcpspec/internal/jsonscan"
 
 // The session reads frames with the validating scanner in internal/jsonscan (shared with the
-// Streamable HTTP transport); these short names keep the call sites readable and inline away.
+// Streamable HTTP transport) and writes strings with its encoder; these short names keep the call sites readable and inline away.
 
 func isSpace(c byte) bool                                 { return jsonscan.IsSpace(c) }
 func isDigit(c byte) bool                                 { return jsonscan.IsDigit(c) }
@@ -14,3 +14,4 @@ func eachMember(b []byte, fn func(key, val []byte)) error { return jsonscan.Each
 func eachElement(b []byte, fn func(val []byte)) error     { return jsonscan.EachElement(b, fn) }
 func keyIs(tok []byte, name string) bool                  { return jsonscan.KeyIs(tok, name) }
 func parseInt(raw []byte) (int64, bool)                   { return jsonscan.ParseInt(raw) }
+func appendString(b []byte, s string) []byte              { return jsonscan.AppendString(b, s) }

@@ -2,6 +2,10 @@ package audit
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -196,5 +200,33 @@ func TestDriftRename(t *testing.T) {
 	}
 	if n := len(Drift(l, old)); n != 0 {
 		t.Errorf("%d findings against its own lock", n)
+	}
+}
+
+func TestLoadSuppressions(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if sups, err := LoadSuppressions(""); err != nil || sups != nil {
+		t.Errorf("no default file: %v, %v; want none and no error", sups, err)
+	}
+	if _, err := LoadSuppressions("named.yaml"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing named file: %v, want ErrNotExist", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(DefaultSuppressionsPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	good := "suppressions:\n  - rule: exec-*\n    reason: ok\n    expires: 2026-05-31\n"
+	if err := os.WriteFile(DefaultSuppressionsPath, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sups, err := LoadSuppressions("")
+	if err != nil || len(sups) != 1 || sups[0].File != DefaultSuppressionsPath || sups[0].Rule != "exec-*" {
+		t.Errorf("default file: %+v, %v", sups, err)
+	}
+	if err := os.WriteFile("named.yaml", []byte("rules: []"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var se *SuppressionError
+	if _, err := LoadSuppressions("named.yaml"); !errors.As(err, &se) || se.File != "named.yaml" {
+		t.Errorf("bad named file: %v, want a SuppressionError in named.yaml", err)
 	}
 }

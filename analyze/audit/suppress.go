@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -43,6 +45,28 @@ func (e *SuppressionError) Error() string {
 
 // maxSuppressionBytes bounds a suppressions file.
 const maxSuppressionBytes = 1 << 20
+
+// DefaultSuppressionsPath is the committed suppressions file, relative to the repository root.
+const DefaultSuppressionsPath = ".mcpspec/audit-suppressions.yaml"
+
+// LoadSuppressions reads the suppressions file at path with [ReadSuppressions]. An empty path
+// means [DefaultSuppressionsPath], which may be missing (no suppressions, no error); a path
+// named explicitly must exist.
+func LoadSuppressions(path string) ([]Suppression, error) {
+	explicit := path != ""
+	if !explicit {
+		path = DefaultSuppressionsPath
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return ReadSuppressions(f, path)
+}
 
 // ReadSuppressions parses a suppressions file strictly: unknown keys, a missing rule, reason
 // or expiry date, a bad date or a pattern that matches no rule are errors naming the line.

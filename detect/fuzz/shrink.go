@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
+	"github.com/mcpspec/mcpspec/internal/jsonscan"
 )
 
 // Shrinking: smaller inputs that still show a finding. Every candidate costs one run against
@@ -27,7 +28,7 @@ func shrinkBytes(b []byte, pred func([]byte) bool) []byte {
 
 // jsonLike reports whether b parses as JSON once the id placeholder is read as a number.
 func jsonLike(b []byte) bool {
-	_, ok := mutate.ScanSpans(placeheld(b), 0)
+	_, ok := jsonscan.ScanSpans(placeheld(b), 0)
 	return ok
 }
 
@@ -152,7 +153,7 @@ const maxMemberTries = 16
 // shrinkMembers removes object members (largest first) while pred holds. Objects with many
 // members lose them by halves first.
 func shrinkMembers(b []byte, pred func([]byte) bool) []byte {
-	spans, ok := mutate.ScanSpans(placeheld(b), 3)
+	spans, ok := jsonscan.ScanSpans(placeheld(b), 3)
 	if !ok {
 		return b
 	}
@@ -161,7 +162,7 @@ func shrinkMembers(b []byte, pred func([]byte) bool) []byte {
 		if len(obj) < 8 {
 			continue
 		}
-		for _, half := range [][]mutate.Span{obj[:len(obj)/2], obj[len(obj)/2:]} {
+		for _, half := range [][]jsonscan.Span{obj[:len(obj)/2], obj[len(obj)/2:]} {
 			cand := removeSpans(b, obj, half)
 			if pred(cand) {
 				return shrinkMembers(cand, pred)
@@ -169,14 +170,14 @@ func shrinkMembers(b []byte, pred func([]byte) bool) []byte {
 		}
 	}
 	var all []struct {
-		obj []mutate.Span
-		m   mutate.Span
+		obj []jsonscan.Span
+		m   jsonscan.Span
 	}
 	for _, obj := range spans {
 		for _, m := range obj {
 			all = append(all, struct {
-				obj []mutate.Span
-				m   mutate.Span
+				obj []jsonscan.Span
+				m   jsonscan.Span
 			}{obj, m})
 		}
 	}
@@ -185,7 +186,7 @@ func shrinkMembers(b []byte, pred func([]byte) bool) []byte {
 		if i >= maxMemberTries {
 			break
 		}
-		cand := removeSpans(b, x.obj, []mutate.Span{x.m})
+		cand := removeSpans(b, x.obj, []jsonscan.Span{x.m})
 		if pred(cand) {
 			return shrinkMembers(cand, pred)
 		}
@@ -195,7 +196,7 @@ func shrinkMembers(b []byte, pred func([]byte) bool) []byte {
 
 // removeSpans removes members (a contiguous slice of obj's members) with the comma that joins
 // them to the rest, so the object stays valid JSON.
-func removeSpans(b []byte, obj, gone []mutate.Span) []byte {
+func removeSpans(b []byte, obj, gone []jsonscan.Span) []byte {
 	first, last := gone[0], gone[len(gone)-1]
 	start, end := first.Start, last.End
 	idxFirst, idxLast := -1, -1

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/clock"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
@@ -135,7 +136,7 @@ func (e *Env) resume(ctx context.Context, sid string, first *sseEvent) (*http.Re
 		delay = min(time.Duration(ms)*time.Millisecond, 5*time.Second)
 	}
 	for attempt := 1; ; attempt++ {
-		if !sleep(ctx, max(delay, 50*time.Millisecond)) {
+		if clock.Sleep(ctx, max(delay, 50*time.Millisecond)) != nil {
 			return nil, ctx.Err()
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.endpoint(), nil)
@@ -157,18 +158,6 @@ func (e *Env) resume(ctx context.Context, sid string, first *sseEvent) (*http.Re
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
 		e.p.hub.note(dirReceived, "HTTP "+resp.Status+" "+excerpt(b)+" — trying again")
-	}
-}
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/internal/synth"
 	"github.com/mcpspec/mcpspec/loadgen"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/session"
@@ -21,8 +22,8 @@ func (a *app) benchCommand() *cli.Command {
 		UsageText: "mcpspec bench SPEC [--iterations 100] [--tool T]… [--args T=JSON]… [--json]\n\n" +
 			"Lists the server's tools and calls each one --iterations times on one session, one call at a time\n" +
 			"(closed model, one worker). Arguments come from --args TOOL=JSON, else\n" +
-			"from each tool's inputSchema (defaults, enums, examples, or a plain value per required property);\n" +
-			"a tool whose arguments cannot be made up is skipped and says so.\n\n" +
+			"from each tool's inputSchema as the detectors make them (const, enum, default, examples, $ref,\n" +
+			"anyOf/oneOf/allOf, formats and bounds); a tool whose inputSchema does not parse is skipped and says so.\n\n" +
 			"Exit codes: 0 measured · 3 bad flags · 4 cannot reach the server.",
 		Flags: append(serverFlagDefs(),
 			&cli.IntFlag{Name: "iterations", Aliases: []string{"n"}, Value: 100, Usage: "calls per tool"},
@@ -138,59 +139,19 @@ func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
 
 func tablePrint(a *app, rows [][]string) error { return table(a.io.Stdout, rows) }
 
-// argsFromSchema makes up arguments for a tool from its inputSchema: each required property gets
-// its default, first enum value, first example, or a plain value of its type. It returns why when
-// it cannot.
+// argsFromSchema makes up arguments for a tool from its inputSchema with internal/synth, as
+// the detectors do ($refs, anyOf/oneOf/allOf, enums, formats, bounds). It returns why when it
+// cannot: the schema does not parse.
 func argsFromSchema(raw json.RawMessage) (json.RawMessage, string) {
-	var s struct {
-		Properties map[string]map[string]any `json:"properties"`
-		Required   []string                  `json:"required"`
-	}
 	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &s); err != nil {
+		var doc map[string]any
+		if err := json.Unmarshal(raw, &doc); err != nil {
 			return nil, "its inputSchema does not parse"
 		}
 	}
-	args := map[string]any{}
-	for _, name := range s.Required {
-		p := s.Properties[name]
-		v, ok := sampleValue(p)
-		if !ok {
-			return nil, fmt.Sprintf("cannot make up its required argument %q; give --args '%s=…'", name, "TOOL")
-		}
-		args[name] = v
+	b, err := json.Marshal(synth.Args(raw))
+	if err != nil {
+		return nil, "cannot encode arguments made from its inputSchema: " + err.Error()
 	}
-	b, _ := json.Marshal(args)
 	return b, ""
-}
-
-func sampleValue(p map[string]any) (any, bool) {
-	if p == nil {
-		return nil, false
-	}
-	if v, ok := p["default"]; ok {
-		return v, true
-	}
-	if e, ok := p["enum"].([]any); ok && len(e) > 0 {
-		return e[0], true
-	}
-	if e, ok := p["examples"].([]any); ok && len(e) > 0 {
-		return e[0], true
-	}
-	switch p["type"] {
-	case "string":
-		return "x", true
-	case "integer", "number":
-		if m, ok := p["minimum"].(float64); ok {
-			return m, true
-		}
-		return 1, true
-	case "boolean":
-		return false, true
-	case "array":
-		return []any{}, true
-	case "object":
-		return map[string]any{}, true
-	}
-	return nil, false
 }

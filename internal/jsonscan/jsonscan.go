@@ -116,11 +116,21 @@ func skipLiteral(b []byte, i int, lit string) (int, error) {
 func IsDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func skipNumber(b []byte, i int) (int, error) {
+	end, why := numberEnd(b, i)
+	if why != "" {
+		return end, ErrSyntax
+	}
+	return end, nil
+}
+
+// numberEnd returns the index past the number at b[i] (b[i] is '-' or a digit), or where it
+// went wrong and why: "invalid number", "invalid fraction" or "invalid exponent".
+func numberEnd(b []byte, i int) (int, string) {
 	if b[i] == '-' {
 		i++
 	}
 	if i >= len(b) {
-		return i, ErrSyntax
+		return i, "invalid number"
 	}
 	switch {
 	case b[i] == '0':
@@ -130,12 +140,12 @@ func skipNumber(b []byte, i int) (int, error) {
 			i++
 		}
 	default:
-		return i, ErrSyntax
+		return i, "invalid number"
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
 		if i >= len(b) || !IsDigit(b[i]) {
-			return i, ErrSyntax
+			return i, "invalid fraction"
 		}
 		for i < len(b) && IsDigit(b[i]) {
 			i++
@@ -147,13 +157,13 @@ func skipNumber(b []byte, i int) (int, error) {
 			i++
 		}
 		if i >= len(b) || !IsDigit(b[i]) {
-			return i, ErrSyntax
+			return i, "invalid exponent"
 		}
 		for i < len(b) && IsDigit(b[i]) {
 			i++
 		}
 	}
-	return i, nil
+	return i, ""
 }
 
 func isHex(c byte) bool {
@@ -175,9 +185,11 @@ func skipString(b []byte, i int) (int, bool, error) {
 			if i+1 >= len(b) {
 				return i, escaped, ErrSyntax
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			if _, ok := simpleEscape(b[i+1]); ok {
 				i += 2
+				continue
+			}
+			switch b[i+1] {
 			case 'u':
 				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
 					return i, escaped, ErrSyntax
@@ -226,59 +238,66 @@ func unescape(in []byte) (string, bool) {
 		if i+1 >= len(in) {
 			return "", false
 		}
-		switch in[i+1] {
-		case '"', '\\', '/':
-			out = append(out, in[i+1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			if i+6 > len(in) {
-				return "", false
-			}
-			r, err := strconv.ParseUint(string(in[i+2:i+6]), 16, 32)
-			if err != nil {
-				return "", false
-			}
-			i += 6
-			if utf16IsSurrogate(rune(r)) {
-				// A high surrogate followed by a low one makes one rune; anything else is U+FFFD.
-				if i+6 <= len(in) && in[i] == '\\' && in[i+1] == 'u' {
-					if r2, err := strconv.ParseUint(string(in[i+2:i+6]), 16, 32); err == nil {
-						if dec := utf16Decode(rune(r), rune(r2)); dec != utf8.RuneError {
-							out = utf8.AppendRune(out, dec)
-							i += 6
-							continue
-						}
-					}
-				}
-				out = utf8.AppendRune(out, utf8.RuneError)
-				continue
-			}
-			out = utf8.AppendRune(out, rune(r))
+		if e, ok := simpleEscape(in[i+1]); ok {
+			out = append(out, e)
+			i += 2
 			continue
-		default:
+		}
+		r, n, _, ok := unicodeEscape(in, i)
+		if !ok {
 			return "", false
 		}
-		i += 2
+		out = utf8.AppendRune(out, r)
+		i += n
 	}
 	return string(out), true
 }
 
-func utf16IsSurrogate(r rune) bool { return r >= 0xd800 && r < 0xe000 }
-
-func utf16Decode(r1, r2 rune) rune {
-	if r1 >= 0xd800 && r1 < 0xdc00 && r2 >= 0xdc00 && r2 < 0xe000 {
-		return (r1-0xd800)<<10 | (r2 - 0xdc00) + 0x10000
+// simpleEscape returns the byte a one-letter escape (the letter after the backslash) stands
+// for; ok is false for 'u' and anything that is not an escape.
+func simpleEscape(e byte) (byte, bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
 	}
-	return utf8.RuneError
+	return 0, false
+}
+
+// unicodeEscape decodes the \uXXXX escape at b[i] and, for a high surrogate, the low one
+// that follows it. It returns the rune (U+FFFD for a surrogate without its partner), how
+// many bytes it spans, whether the surrogate was lone, and ok false when b[i:] is not a
+// \u escape with four hex digits.
+func unicodeEscape(b []byte, i int) (r rune, n int, lone, ok bool) {
+	hex4 := func(at int) (rune, bool) {
+		if at+6 > len(b) || b[at] != '\\' || b[at+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(b[at+2:at+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	r, ok = hex4(i)
+	switch {
+	case !ok:
+		return 0, 0, false, false
+	case r >= 0xD800 && r < 0xDC00:
+		if lo, ok := hex4(i + 6); ok && lo >= 0xDC00 && lo < 0xE000 {
+			return 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), 12, false, true
+		}
+		return utf8.RuneError, 6, true, true
+	case r >= 0xDC00 && r < 0xE000:
+		return utf8.RuneError, 6, true, true
+	}
+	return r, 6, false, true
 }
 
 // EachMember calls fn for every member of the object b (already validated or not), with the

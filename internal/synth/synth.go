@@ -26,6 +26,40 @@ const (
 // Word is the string a free-form string property gets.
 const Word = "mcpspec"
 
+// Options are the values a [Maker] fills in where a schema suggests none. The zero value (or
+// nil) is what [Args] uses.
+type Options struct {
+	// Word is the string a free-form string gets; "" means [Word].
+	Word string
+	// Number is the number made where the bounds allow it (0 by default).
+	Number float64
+	// MinItems is the fewest items an array gets when its schema asks for fewer.
+	MinItems int
+	// Formats maps a string format to the sample made for it, over synth's own samples.
+	Formats map[string]string
+}
+
+// Maker makes up values from the schemas of one document: local $refs resolve against its
+// root. It is the one place arguments are made from an inputSchema; a Maker is not safe for
+// concurrent use.
+type Maker struct {
+	root  map[string]any
+	opts  Options
+	nodes int
+}
+
+// NewMaker returns a Maker over the schema document root (nil is allowed); o may be nil.
+func NewMaker(root map[string]any, o *Options) *Maker {
+	m := &Maker{root: root}
+	if o != nil {
+		m.opts = *o
+	}
+	if m.opts.Word == "" {
+		m.opts.Word = Word
+	}
+	return m
+}
+
 // Args returns arguments for a tool whose inputSchema is raw (JSON). A missing, empty or
 // unreadable schema gives an empty object; so does a schema that is not an object schema.
 func Args(raw json.RawMessage) map[string]any {
@@ -34,29 +68,66 @@ func Args(raw json.RawMessage) map[string]any {
 		return map[string]any{}
 	}
 	root, _ := doc.(map[string]any)
-	g := &gen{root: root}
-	v, ok := g.value(root, 0).(map[string]any)
+	v, ok := NewMaker(root, nil).Value(root).(map[string]any)
 	if !ok || v == nil {
 		return map[string]any{}
 	}
 	return v
 }
 
-// gen holds the root schema, against which local $refs resolve, and counts the values made.
-type gen struct {
-	root  map[string]any
-	nodes int
+// Value makes up a value meant to satisfy s, a schema of the Maker's document: const, enum,
+// default or examples first, then a value of its type within its bounds. It returns nil where
+// it can make nothing (no type, or past its depth and size budgets).
+func (m *Maker) Value(s map[string]any) any {
+	m.nodes = 0
+	return m.value(s, 0)
+}
+
+// Resolve follows s's local $refs and picks the branch values are made from (the first
+// anyOf/oneOf branch that is not null; allOf branches merged), as [Maker.Value] does; s
+// itself when there is nothing to follow.
+func (m *Maker) Resolve(s map[string]any) map[string]any {
+	for range maxDepth {
+		if ref, ok := s["$ref"].(string); ok {
+			t := m.resolve(ref)
+			if t == nil {
+				return s
+			}
+			s = t
+			continue
+		}
+		b := branchOf(s)
+		if b == nil {
+			return s
+		}
+		s = b
+	}
+	return s
+}
+
+// branchOf returns the branch of s's anyOf/oneOf a value is made from, or its allOf merged;
+// nil when s has none.
+func branchOf(s map[string]any) map[string]any {
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if branches, ok := s[k].([]any); ok && len(branches) > 0 {
+			return pickBranch(branches)
+		}
+	}
+	if all, ok := s["allOf"].([]any); ok && len(all) > 0 {
+		return merge(all)
+	}
+	return nil
 }
 
 // value makes up a value for schema s.
-func (g *gen) value(s map[string]any, depth int) any {
-	if s == nil || depth > maxDepth || g.nodes >= maxNodes {
+func (m *Maker) value(s map[string]any, depth int) any {
+	if s == nil || depth > maxDepth || m.nodes >= maxNodes {
 		return nil
 	}
-	g.nodes++
+	m.nodes++
 	if ref, ok := s["$ref"].(string); ok {
-		if t := g.resolve(ref); t != nil {
-			return g.value(t, depth+1)
+		if t := m.resolve(ref); t != nil {
+			return m.value(t, depth+1)
 		}
 		return nil
 	}
@@ -72,25 +143,20 @@ func (g *gen) value(s map[string]any, depth int) any {
 	if ex, ok := s["examples"].([]any); ok && len(ex) > 0 {
 		return ex[0]
 	}
-	for _, k := range []string{"anyOf", "oneOf"} {
-		if branches, ok := s[k].([]any); ok && len(branches) > 0 {
-			return g.value(pickBranch(branches), depth+1)
-		}
-	}
-	if all, ok := s["allOf"].([]any); ok && len(all) > 0 {
-		return g.value(merge(all), depth+1)
+	if b := branchOf(s); b != nil {
+		return m.value(b, depth+1)
 	}
 	switch typeOf(s) {
 	case "object":
-		return g.object(s, depth)
+		return m.object(s, depth)
 	case "array":
-		return g.array(s, depth)
+		return m.array(s, depth)
 	case "string":
-		return str(s)
+		return m.str(s)
 	case "integer":
-		return integer(s)
+		return integer(s, m.opts.Number)
 	case "number":
-		return number(s)
+		return number(s, m.opts.Number)
 	case "boolean":
 		return false
 	case "null":
@@ -100,28 +166,28 @@ func (g *gen) value(s map[string]any, depth int) any {
 }
 
 // object fills the required properties (and no others).
-func (g *gen) object(s map[string]any, depth int) map[string]any {
+func (m *Maker) object(s map[string]any, depth int) map[string]any {
 	out := map[string]any{}
 	props, _ := s["properties"].(map[string]any)
 	for _, r := range required(s) {
 		ps, _ := props[r].(map[string]any)
 		if ps == nil {
-			out[r] = Word
+			out[r] = m.opts.Word
 			continue
 		}
-		out[r] = g.value(ps, depth+1)
+		out[r] = m.value(ps, depth+1)
 	}
 	return out
 }
 
 // array makes minItems elements (none when minItems is 0 or absent).
-func (g *gen) array(s map[string]any, depth int) []any {
-	n := int(num(s, "minItems", 0))
+func (m *Maker) array(s map[string]any, depth int) []any {
+	n := max(int(num(s, "minItems", 0)), m.opts.MinItems)
 	n = min(max(n, 0), 16)
 	out := make([]any, 0, n)
 	items, _ := s["items"].(map[string]any)
 	for i := range n {
-		v := g.value(items, depth+1)
+		v := m.value(items, depth+1)
 		if sv, ok := v.(string); ok && n > 1 {
 			// uniqueItems: vary the strings.
 			v = fmt.Sprintf("%s%d", sv, i+1)
@@ -132,24 +198,24 @@ func (g *gen) array(s map[string]any, depth int) []any {
 }
 
 // resolve follows a local reference (#/$defs/x, #/definitions/x, any JSON pointer).
-func (g *gen) resolve(ref string) map[string]any {
+func (m *Maker) resolve(ref string) map[string]any {
 	if !strings.HasPrefix(ref, "#") {
 		return nil
 	}
-	var cur any = g.root
+	var cur any = m.root
 	for _, part := range strings.Split(strings.TrimPrefix(ref, "#"), "/") {
 		if part == "" {
 			continue
 		}
 		part = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
-		m, ok := cur.(map[string]any)
+		obj, ok := cur.(map[string]any)
 		if !ok {
 			return nil
 		}
-		cur = m[part]
+		cur = obj[part]
 	}
-	m, _ := cur.(map[string]any)
-	return m
+	obj, _ := cur.(map[string]any)
+	return obj
 }
 
 // typeOf returns the schema's type: the first non-null one of a list, or a type implied by
@@ -247,29 +313,13 @@ func required(s map[string]any) []string {
 }
 
 // str makes a string within minLength/maxLength, shaped by a well-known format.
-func str(s map[string]any) string {
-	v := Word
-	switch s["format"] {
-	case "date-time":
-		v = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC).Format(time.RFC3339)
-	case "date":
-		v = "2024-01-02"
-	case "time":
-		v = "03:04:05Z"
-	case "email":
-		v = "mcpspec@example.com"
-	case "uri", "url", "iri":
-		v = "https://example.com/mcpspec"
-	case "uri-reference", "iri-reference":
-		v = "mcpspec"
-	case "uuid":
-		v = "00000000-0000-4000-8000-000000000000"
-	case "hostname":
-		v = "example.com"
-	case "ipv4":
-		v = "127.0.0.1"
-	case "ipv6":
-		v = "::1"
+func (m *Maker) str(s map[string]any) string {
+	v := m.opts.Word
+	f, _ := s["format"].(string)
+	if sample, ok := m.opts.Formats[f]; ok {
+		v = sample
+	} else if sample := formatSample(f); sample != "" {
+		v = sample
 	}
 	lo := int(num(s, "minLength", 0))
 	for len(v) < lo && len(v) < 4096 {
@@ -281,10 +331,38 @@ func str(s map[string]any) string {
 	return v
 }
 
-// integer makes the smallest allowed integer at or above 0 (or the maximum, when 0 is above it).
-func integer(s map[string]any) int64 {
+// formatSample is a value of a well-known string format; "" for another format.
+func formatSample(format string) string {
+	switch format {
+	case "date-time":
+		return time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC).Format(time.RFC3339)
+	case "date":
+		return "2024-01-02"
+	case "time":
+		return "03:04:05Z"
+	case "email":
+		return "mcpspec@example.com"
+	case "uri", "url", "iri":
+		return "https://example.com/mcpspec"
+	case "uri-reference", "iri-reference":
+		return "mcpspec"
+	case "uuid":
+		return "00000000-0000-4000-8000-000000000000"
+	case "hostname":
+		return "example.com"
+	case "ipv4":
+		return "127.0.0.1"
+	case "ipv6":
+		return "::1"
+	}
+	return ""
+}
+
+// integer makes the smallest allowed integer at or above pref (or the maximum, when pref is
+// above it).
+func integer(s map[string]any, pref float64) int64 {
 	lo, hi := bounds(s)
-	v := math.Max(0, math.Ceil(lo))
+	v := math.Max(math.Ceil(pref), math.Ceil(lo))
 	if m, ok := s["multipleOf"].(float64); ok && m > 0 {
 		v = math.Ceil(v/m) * m
 	}
@@ -294,10 +372,11 @@ func integer(s map[string]any) int64 {
 	return int64(v)
 }
 
-// number makes the smallest allowed number at or above 0 (or the maximum, when 0 is above it).
-func number(s map[string]any) float64 {
+// number makes the smallest allowed number at or above pref (or the maximum, when pref is
+// above it).
+func number(s map[string]any, pref float64) float64 {
 	lo, hi := bounds(s)
-	v := math.Max(0, lo)
+	v := math.Max(pref, lo)
 	if m, ok := s["multipleOf"].(float64); ok && m > 0 {
 		v = math.Ceil(v/m) * m
 	}

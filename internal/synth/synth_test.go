@@ -88,3 +88,22 @@ func FuzzArgs(f *testing.F) {
 		}
 	})
 }
+
+func TestMakerOptions(t *testing.T) {
+	schema := `{"type":"object","$defs":{"n":{"type":"integer","maximum":50}},"required":["s","n","f","list","u"],"properties":{
+		"s":{"type":"string"},"n":{"$ref":"#/$defs/n"},"f":{"type":"string","format":"email"},
+		"list":{"type":"array","items":{"type":"number","minimum":-5}},"u":{"type":"string","format":"uuid"}}}`
+	var root map[string]any
+	if err := json.Unmarshal([]byte(schema), &root); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMaker(root, &Options{Word: "w", Number: 1, MinItems: 1, Formats: map[string]string{"email": "e@x.invalid"}})
+	got := m.Value(root)
+	want := map[string]any{"s": "w", "n": int64(1), "f": "e@x.invalid", "list": []any{1.0}, "u": "00000000-0000-4000-8000-000000000000"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Value (-want +got):\n%s", diff)
+	}
+	if r := m.Resolve(map[string]any{"anyOf": []any{map[string]any{"type": "null"}, map[string]any{"$ref": "#/$defs/n"}}}); r["maximum"] != 50.0 {
+		t.Errorf("Resolve through anyOf and $ref = %v", r)
+	}
+}

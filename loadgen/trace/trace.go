@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpspec/mcpspec/internal/jsonscan"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -55,12 +56,12 @@ func (w *Writer) Call(s *metrics.Sample, op metrics.Op) {
 	switch op.Kind {
 	case metrics.KindTool:
 		b = append(b, `,"method":"tools/call","tool":`...)
-		b = appendString(b, op.Name)
+		b = jsonscan.AppendString(b, op.Name)
 	default:
 		b = append(b, `,"`...)
 		b = append(b, op.Kind...)
 		b = append(b, `":`...)
-		b = appendString(b, op.Name)
+		b = jsonscan.AppendString(b, op.Name)
 	}
 	b = append(b, `,"worker":`...)
 	b = strconv.AppendInt(b, int64(s.Worker), 10)
@@ -77,9 +78,9 @@ func (w *Writer) Call(s *metrics.Sample, op metrics.Op) {
 	}
 	if s.Category != "" {
 		b = append(b, `,"error":{"category":`...)
-		b = appendString(b, string(s.Category))
+		b = jsonscan.AppendString(b, string(s.Category))
 		b = append(b, `,"message":`...)
-		b = appendString(b, clip(s.Msg))
+		b = jsonscan.AppendString(b, clip(s.Msg))
 		if s.Code != 0 {
 			b = append(b, `,"code":`...)
 			b = strconv.AppendInt(b, int64(s.Code), 10)
@@ -87,7 +88,7 @@ func (w *Writer) Call(s *metrics.Sample, op metrics.Op) {
 		b = append(b, '}')
 	} else if s.Failed || (s.ToolError && s.Msg != "") {
 		b = append(b, `,"assertion":`...)
-		b = appendString(b, clip(s.Msg))
+		b = jsonscan.AppendString(b, clip(s.Msg))
 	}
 	w.end(b)
 }
@@ -127,9 +128,9 @@ func (w *Writer) Process(at time.Duration, r metrics.ResourceSample) {
 func (w *Writer) Scenario(at time.Duration, name, message string) {
 	b := w.begin(at, KindScenario)
 	b = append(b, `,"event":`...)
-	b = appendString(b, name)
+	b = jsonscan.AppendString(b, name)
 	b = append(b, `,"message":`...)
-	b = appendString(b, clip(message))
+	b = jsonscan.AppendString(b, clip(message))
 	w.end(b)
 }
 
@@ -208,48 +209,4 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

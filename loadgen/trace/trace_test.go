@@ -72,26 +72,6 @@ func TestFlushReportsWriteError(t *testing.T) {
 	}
 }
 
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "a", "\"\\\n", "\xff\xfe", "é✓😀", "\x00\x1f"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		b := appendString(nil, s)
-		var back string
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatalf("%q encoded as %s: %v", s, b, err)
-		}
-		want := string(bytes.ToValidUTF8([]byte(s), []byte("\ufffd")))
-		// ToValidUTF8 replaces a run of bad bytes with one U+FFFD; we replace each byte.
-		if back != want && !bytes.Equal(bytes.ReplaceAll([]byte(back), []byte("\ufffd\ufffd"), []byte("\ufffd")), []byte(want)) && back != want {
-			if len(bytes.Runes([]byte(back))) < len(bytes.Runes([]byte(want))) {
-				t.Fatalf("%q came back as %q", s, back)
-			}
-		}
-	})
-}
-
 // BenchmarkWriterToFile is the trace's cost per event written to a file (target: over
 // 1,000,000 events per second).
 func BenchmarkWriterToFile(b *testing.B) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"time"
 
@@ -132,22 +131,15 @@ func Score(ctx context.Context, s *session.Session, server string, spec *collect
 }
 
 // SuppressionsPath is the committed suppressions file the score's audit reads when it exists.
-const SuppressionsPath = ".mcpspec/audit-suppressions.yaml"
+const SuppressionsPath = audit.DefaultSuppressionsPath
 
 // auditInventory runs the passive audit over inv with the committed suppressions.
 func auditInventory(inv *inventory.Inventory) (*score.SecurityInput, error) {
-	opts := &audit.Options{}
-	f, err := os.Open(SuppressionsPath)
-	switch {
-	case err == nil:
-		defer f.Close()
-		if opts.Suppressions, err = audit.ReadSuppressions(f, SuppressionsPath); err != nil {
-			return nil, err
-		}
-	case !errors.Is(err, fs.ErrNotExist):
+	sups, err := audit.LoadSuppressions("")
+	if err != nil {
 		return nil, err
 	}
-	return score.Audit(inv, opts), nil
+	return score.Audit(inv, &audit.Options{Suppressions: sups}), nil
 }
 
 // mostLost names the three checks that lost the most points.

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpspec/mcpspec/internal/jsonscan"
 )
 
 // Limits within which a well-formed message must be handled in full. Past them a server may
@@ -62,25 +64,25 @@ func Judge(frame []byte) Contract {
 	case bytes.ContainsAny(frame, "\n\r"):
 		return lenient("holds a line break (one message per line)")
 	}
-	info, err := scanJSON(frame)
+	info, err := jsonscan.Check(frame)
 	switch {
 	case err != nil:
-		return lenient("not one JSON value (" + strings.TrimPrefix(err.Error(), errNotJSON.Error()+": ") + ")")
-	case info.depth > StrictMaxDepth:
-		return lenient("nested " + strconv.Itoa(info.depth) + " levels deep")
-	case info.dupKey:
+		return lenient("not one JSON value (" + strings.TrimPrefix(err.Error(), jsonscan.ErrSyntax.Error()+": ") + ")")
+	case info.Depth > StrictMaxDepth:
+		return lenient("nested " + strconv.Itoa(info.Depth) + " levels deep")
+	case info.DupKey:
 		return lenient("repeats a member name")
-	case info.loneSurrogate:
+	case info.LoneSurrogate:
 		return lenient("escapes an unpaired UTF-16 surrogate")
 	}
-	i := skipSpace(frame, 0)
+	i := jsonscan.SkipSpace(frame, 0)
 	if frame[i] == '[' {
 		return lenient("a batch (JSON-RPC batches exist only in MCP 2025-03-26)")
 	}
 	if frame[i] != '{' {
 		return lenient("not a JSON object")
 	}
-	m := members(frame)
+	m := jsonscan.Members(frame)
 	if string(m["jsonrpc"]) != `"2.0"` {
 		return lenient(`"jsonrpc" is not "2.0"`)
 	}
@@ -90,7 +92,7 @@ func Judge(frame []byte) Contract {
 	if _, ok := m["error"]; ok {
 		return lenient("carries an error member")
 	}
-	method, ok := unquote(m["method"])
+	method, ok := jsonscan.DecodeString(m["method"])
 	if !ok {
 		return lenient("the method is not a string")
 	}
@@ -118,14 +120,14 @@ func validParams(p []byte) bool {
 	if p[0] != '{' {
 		return false
 	}
-	meta, ok := members(p)["_meta"]
+	meta, ok := jsonscan.Members(p)["_meta"]
 	if !ok {
 		return true
 	}
 	if meta[0] != '{' {
 		return false
 	}
-	tok, ok := members(meta)["progressToken"]
+	tok, ok := jsonscan.Members(meta)["progressToken"]
 	if !ok {
 		return true
 	}
@@ -138,32 +140,11 @@ func validParams(p []byte) bool {
 
 // validID reports whether id is a string of reasonable length or an integer within ±(2^53−1).
 func validID(id []byte) bool {
-	if s, ok := unquote(id); ok {
+	if s, ok := jsonscan.DecodeString(id); ok {
 		return len(s) <= strictMaxIDLen
 	}
 	n, err := strconv.ParseInt(string(id), 10, 64)
 	return err == nil && n <= maxSafeInteger && n >= -maxSafeInteger
-}
-
-// unquote decodes a JSON string token; ok is false for anything else.
-func unquote(tok []byte) (string, bool) {
-	if len(tok) < 2 || tok[0] != '"' {
-		return "", false
-	}
-	var info scanInfo
-	s := scanner{b: tok}
-	v, err := s.str(&info, true)
-	if err != nil || s.i != len(tok) {
-		return "", false
-	}
-	return v, true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // SameID reports whether two raw JSON ids are the same value: equal strings, or equal numbers
@@ -173,8 +154,8 @@ func SameID(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	if sa, ok := unquote(a); ok {
-		sb, ok := unquote(b)
+	if sa, ok := jsonscan.DecodeString(a); ok {
+		sb, ok := jsonscan.DecodeString(b)
 		return ok && sa == sb
 	}
 	fa, err := strconv.ParseFloat(string(a), 64)

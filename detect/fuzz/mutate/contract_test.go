@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/mcpspec/mcpspec/internal/jsonscan"
 )
 
 func TestJudge(t *testing.T) {
@@ -58,59 +57,6 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// TestScanJSONAgreesWithEncodingJSON checks the scanner against the standard library on
-// valid and invalid texts.
-func TestScanJSONAgreesWithEncodingJSON(t *testing.T) {
-	for _, s := range []string{
-		`{}`, `[]`, `0`, `-0.5e+3`, `"a\"b\\c\u00e9\ud83d\ude00"`, `{"a":[1,{"b":null}],"c":true}`, ` [ 1 , 2 ] `,
-		`{`, `[1,]`, `{"a":1,}`, `01`, `1.`, `.5`, `1e`, `"\x"`, `"\u12"`, `tru`, `nul`, `{"a" 1}`, `[1 2]`, `{} {}`,
-		"\"a\tb\"", `{"a":1}}`, `[[[`, `NaN`, `'a'`, `{a:1}`, "\"\xff\"",
-	} {
-		_, err := scanJSON([]byte(s))
-		if got, want := err == nil, json.Valid([]byte(s)) && utf8.ValidString(s); got != want {
-			t.Errorf("scanJSON(%q) valid = %v, encoding/json says %v (%v)", s, got, want, err)
-		}
-	}
-	info, err := scanJSON([]byte(`{"a":{"b":[1,[2]]},"a":0}`))
-	if err != nil || info.depth != 4 || !info.dupKey {
-		t.Errorf("info = %+v, %v; want depth 4 and a repeated key", info, err)
-	}
-	deep := strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000)
-	if info, err := scanJSON([]byte(deep)); err != nil || info.depth != 100_000 {
-		t.Errorf("100000 levels: %+v %v", info, err)
-	}
-}
-
-func TestScanSpans(t *testing.T) {
-	b := []byte(`{"a":1, "b":{"c":[{"d":2}],"e":"x"} ,"f":null}`)
-	spans, ok := ScanSpans(b, 3)
-	if !ok {
-		t.Fatal("not JSON")
-	}
-	var got [][]string
-	for _, obj := range spans {
-		var members []string
-		for _, s := range obj {
-			members = append(members, string(b[s.Start:s.End]))
-		}
-		got = append(got, members)
-	}
-	want := [][]string{
-		{`"a":1`, `"b":{"c":[{"d":2}],"e":"x"}`, `"f":null`},
-		{`"c":[{"d":2}]`, `"e":"x"`},
-		{`"d":2`},
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("spans (-want +got):\n%s", d)
-	}
-	if spans, _ := ScanSpans(b, 0); len(spans) != 1 {
-		t.Errorf("depth 0: %d objects, want the outermost only", len(spans))
-	}
-	if _, ok := ScanSpans([]byte(`{"a":}`), 3); ok {
-		t.Error("invalid JSON accepted")
-	}
-}
-
 func TestSameID(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string
@@ -136,10 +82,10 @@ func FuzzJudge(f *testing.F) {
 		if c.Strict && !json.Valid(b) {
 			t.Errorf("strict but not JSON: %q", b)
 		}
-		if info, err := scanJSON(b); err == nil && info.depth < 10000 && !json.Valid(b) {
+		if info, err := jsonscan.Check(b); err == nil && info.Depth < 10000 && !json.Valid(b) {
 			t.Errorf("scanner accepts what encoding/json rejects: %q", b)
 		}
-		_, _ = ScanSpans(b, 3)
-		_ = members(b)
+		_, _ = jsonscan.ScanSpans(b, 3)
+		_ = jsonscan.Members(b)
 	})
 }

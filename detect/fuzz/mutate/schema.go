@@ -12,15 +12,13 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpspec/mcpspec/assert"
+	"github.com/mcpspec/mcpspec/internal/synth"
 )
 
-// Schema cases: arguments derived from a tool's inputSchema (a valid baseline: required
-// properties, enum, const, default, bounds), then mutated one slot at a time — wrong types,
+// Schema cases: arguments derived from a tool's inputSchema (a valid baseline made by
+// internal/synth: required properties, enum, const, default, bounds), then mutated one slot at a time — wrong types,
 // missing required, extra properties, boundaries, empty and huge strings, Unicode edge cases.
 // Whether the result still satisfies the schema is decided by validating it, not assumed.
-
-// maxSchemaDepth bounds how deep the walk follows nested properties and local $refs.
-const maxSchemaDepth = 6
 
 // maxSlotDepth bounds how deep mutations reach into nested objects.
 const maxSlotDepth = 2
@@ -85,9 +83,9 @@ func planTool(t Tool) *toolPlan {
 	p := &toolPlan{name: t.Name, validator: compile(t.InputSchema)}
 	var root map[string]any
 	_ = json.Unmarshal(t.InputSchema, &root)
-	w := &walker{root: root}
-	obj := w.resolve(root, 0)
-	base, _ := w.valid(obj, 0).(map[string]any)
+	w := synth.NewMaker(root, baselineStyle())
+	obj := w.Resolve(root)
+	base, _ := w.Value(obj).(map[string]any)
 	if base == nil {
 		base = map[string]any{}
 	}
@@ -100,11 +98,11 @@ func planTool(t Tool) *toolPlan {
 		add("arguments-not-object", "arguments "+raw, json.RawMessage(raw))
 	}
 	add("extra-property", "an unknown extra property", with(base, path{"mcpspec_fuzz_extra"}, "extra"))
-	if full, ok := w.allProperties(obj).(map[string]any); ok && len(full) > len(base) {
+	if full, ok := allProperties(w, obj).(map[string]any); ok && len(full) > len(base) {
 		add("all-optional", "every optional property too", full)
 	}
-	for _, s := range w.slots(obj, base, nil, 0) {
-		p.mutations = append(p.mutations, slotMutations(s, base)...)
+	for _, s := range slots(w, obj, nil, 0) {
+		p.mutations = append(p.mutations, slotMutations(w, s, base)...)
 	}
 	return p
 }
@@ -122,7 +120,7 @@ type slot struct {
 }
 
 // slotMutations returns every mutation of one slot.
-func slotMutations(s slot, base map[string]any) []mutation {
+func slotMutations(w *synth.Maker, s slot, base map[string]any) []mutation {
 	var out []mutation
 	add := func(kind, what string, v func() any) {
 		out = append(out, mutation{kind: kind, what: s.at.String() + ": " + what, slot: s.at,
@@ -132,8 +130,7 @@ func slotMutations(s slot, base map[string]any) []mutation {
 	if s.required {
 		out = append(out, mutation{kind: "missing-required", what: s.at.String() + ": missing (required)", build: func() json.RawMessage { return encode(without(base, s.at)) }})
 	} else if _, present := lookup(base, s.at); !present {
-		v := (&walker{}).valid(s.schema, maxSchemaDepth-1)
-		add("optional-present", "present", val(v))
+		add("optional-present", "present", val(w.Value(s.schema)))
 	}
 	allowed := types(s.schema)
 	for _, w := range wrongTypeValues() {
@@ -153,7 +150,7 @@ func slotMutations(s slot, base map[string]any) []mutation {
 	}
 	if allowed["array"] {
 		items, _ := s.schema["items"].(map[string]any)
-		item := (&walker{}).valid(items, maxSchemaDepth-1)
+		item := w.Value(items)
 		add("boundary", "an empty array", val([]any{}))
 		add("huge-array", "an array of 10000 items", func() any { return repeat(item, 10000) })
 		if n, ok := number(s.schema["maxItems"]); ok && n < 10000 {
@@ -252,99 +249,19 @@ func numberEdges(schema map[string]any, integer bool) []edge {
 	return out
 }
 
-// walker reads a schema document: local $refs resolve against root.
-type walker struct{ root map[string]any }
-
-// resolve follows a local $ref ("#/…") and returns the schema it names, or s.
-func (w *walker) resolve(s map[string]any, depth int) map[string]any {
-	for range maxSchemaDepth {
-		ref, ok := s["$ref"].(string)
-		if !ok || !strings.HasPrefix(ref, "#") || w.root == nil {
-			return s
-		}
-		var cur any = w.root
-		for _, part := range strings.Split(strings.TrimPrefix(ref, "#"), "/") {
-			if part == "" {
-				continue
-			}
-			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return s
-			}
-			cur = m[part]
-		}
-		next, ok := cur.(map[string]any)
-		if !ok {
-			return s
-		}
-		s = next
-	}
-	return s
-}
-
-// branch returns the first schema of anyOf/oneOf/allOf that is not {type: null}, or s.
-func (w *walker) branch(s map[string]any) map[string]any {
-	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
-		list, _ := s[k].([]any)
-		for _, b := range list {
-			if m, ok := b.(map[string]any); ok && m["type"] != "null" {
-				return m
-			}
-		}
-	}
-	return s
-}
-
-// valid returns a value meant to satisfy s (the validator has the last word).
-func (w *walker) valid(s map[string]any, depth int) any {
-	if s == nil || depth > maxSchemaDepth {
-		return "mcpspec-fuzz"
-	}
-	s = w.branch(w.resolve(s, depth))
-	if v, ok := s["const"]; ok {
-		return v
-	}
-	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
-		return e[0]
-	}
-	if v, ok := s["default"]; ok {
-		return v
-	}
-	if ex, ok := s["examples"].([]any); ok && len(ex) > 0 {
-		return ex[0]
-	}
-	switch firstType(s) {
-	case "object":
-		out := map[string]any{}
-		props, _ := s["properties"].(map[string]any)
-		for _, name := range requiredOf(s) {
-			ps, _ := props[name].(map[string]any)
-			out[name] = w.valid(ps, depth+1)
-		}
-		return out
-	case "array":
-		items, _ := s["items"].(map[string]any)
-		n := 1
-		if m, ok := number(s["minItems"]); ok && m > 1 {
-			n = int(min(m, 100))
-		}
-		return repeat(w.valid(items, depth+1), n)
-	case "integer":
-		return int64(boundedNumber(s, 1))
-	case "number":
-		return boundedNumber(s, 1)
-	case "boolean":
-		return false
-	case "null":
-		return nil
-	}
-	return validString(s)
+// baselineStyle is how the fuzzer's valid baseline looks: its own word and format samples,
+// numbers from 1 and arrays of at least one item, so that a slot the mutations replace holds
+// a value.
+func baselineStyle() *synth.Options {
+	return &synth.Options{Word: "mcpspec-fuzz", Number: 1, MinItems: 1, Formats: map[string]string{
+		"uri": "mcpspec-fuzz://example", "uri-reference": "mcpspec-fuzz://example", "iri": "mcpspec-fuzz://example",
+		"email": "fuzz@example.invalid", "date-time": "2026-01-01T00:00:00Z", "date": "2026-01-01", "time": "00:00:00Z",
+	}}
 }
 
 // allProperties is the baseline of an object schema with every property present.
-func (w *walker) allProperties(s map[string]any) any {
-	s = w.branch(w.resolve(s, 0))
+func allProperties(w *synth.Maker, s map[string]any) any {
+	s = w.Resolve(s)
 	props, _ := s["properties"].(map[string]any)
 	if len(props) == 0 {
 		return nil
@@ -352,24 +269,24 @@ func (w *walker) allProperties(s map[string]any) any {
 	out := map[string]any{}
 	for _, name := range sortedKeys(props) {
 		ps, _ := props[name].(map[string]any)
-		out[name] = w.valid(ps, 1)
+		out[name] = w.Value(ps)
 	}
 	return out
 }
 
 // slots lists the properties of s (nested objects included, up to maxSlotDepth) in a fixed
 // order.
-func (w *walker) slots(s map[string]any, base map[string]any, at path, depth int) []slot {
+func slots(w *synth.Maker, s map[string]any, at path, depth int) []slot {
 	if depth >= maxSlotDepth || s == nil {
 		return nil
 	}
-	s = w.branch(w.resolve(s, depth))
+	s = w.Resolve(s)
 	props, _ := s["properties"].(map[string]any)
 	req := requiredOf(s)
 	var out []slot
 	for _, name := range sortedKeys(props) {
 		ps, _ := props[name].(map[string]any)
-		ps = w.branch(w.resolve(ps, depth+1))
+		ps = w.Resolve(ps)
 		p := append(append(path{}, at...), name)
 		isReq := false
 		for _, r := range req {
@@ -377,7 +294,7 @@ func (w *walker) slots(s map[string]any, base map[string]any, at path, depth int
 		}
 		out = append(out, slot{at: p, schema: ps, required: isReq})
 		if firstType(ps) == "object" && isReq {
-			out = append(out, w.slots(ps, base, p, depth+1)...)
+			out = append(out, slots(w, ps, p, depth+1)...)
 		}
 	}
 	return out
@@ -441,49 +358,6 @@ func requiredOf(s map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// boundedNumber returns def moved inside the schema's bounds.
-func boundedNumber(s map[string]any, def float64) float64 {
-	v := def
-	if n, ok := number(s["minimum"]); ok && v < n {
-		v = n
-	}
-	if n, ok := number(s["exclusiveMinimum"]); ok && v <= n {
-		v = math.Floor(n) + 1
-	}
-	if n, ok := number(s["maximum"]); ok && v > n {
-		v = n
-	}
-	if n, ok := number(s["exclusiveMaximum"]); ok && v >= n {
-		v = math.Ceil(n) - 1
-	}
-	return v
-}
-
-func validString(s map[string]any) string {
-	v := "mcpspec-fuzz"
-	switch s["format"] {
-	case "uri", "uri-reference", "iri":
-		v = "mcpspec-fuzz://example"
-	case "email":
-		v = "fuzz@example.invalid"
-	case "date-time":
-		v = "2026-01-01T00:00:00Z"
-	case "date":
-		v = "2026-01-01"
-	case "time":
-		v = "00:00:00Z"
-	case "uuid":
-		v = "00000000-0000-4000-8000-000000000000"
-	}
-	if n, ok := number(s["minLength"]); ok && len(v) < int(n) {
-		v += strings.Repeat("a", int(min(n, 1<<16))-len(v))
-	}
-	if n, ok := number(s["maxLength"]); ok && len(v) > int(n) && n >= 0 {
-		v = v[:int(n)]
-	}
-	return v
 }
 
 func number(v any) (float64, bool) {

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpspec/mcpspec/internal/clock"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/sseparse"
 )
@@ -206,24 +207,12 @@ func (c *Conn) readStream(ctx context.Context, cancel context.CancelFunc, body i
 		if reqID == nil || lastID == "" || resumes >= c.d.MaxResumes || !legacyVersion(version) || ctx.Err() != nil {
 			return
 		}
-		if !sleep(ctx, delay) {
+		if clock.Sleep(ctx, delay) != nil {
 			return
 		}
 		if body = c.openGET(ctx, lastID); body == nil {
 			return
 		}
-	}
-}
-
-// sleep waits for d or ctx; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
@@ -292,7 +281,7 @@ func (c *Conn) getStream() {
 		} else {
 			empty++
 		}
-		if !sleep(c.ctx, delay) {
+		if clock.Sleep(c.ctx, delay) != nil {
 			return
 		}
 	}

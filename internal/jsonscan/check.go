@@ -1,32 +1,32 @@
-package mutate
+package jsonscan
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
 )
 
-// scanInfo is what [scanJSON] learns about one JSON text.
-type scanInfo struct {
-	// depth is the deepest nesting of arrays and objects (a top-level object is depth 1).
-	depth int
-	// dupKey is set when an object repeats a member name (RFC 8259 §4: names SHOULD be unique).
-	dupKey bool
-	// loneSurrogate is set when a string escapes a UTF-16 surrogate that has no partner
+// This file is the strict side of the package: an iterative walk (any depth is safe) that
+// checks one whole JSON text, UTF-8 included, says where it breaks and what it holds that
+// RFC 8259 only discourages (repeated member names, unpaired surrogates), and finds the
+// members of objects without decoding the rest. The fuzzer's frame judge and shrinker read
+// frames with it.
+
+// Info is what [Check] learns about one JSON text.
+type Info struct {
+	// Depth is the deepest nesting of arrays and objects (a top-level object is depth 1).
+	Depth int
+	// DupKey is set when an object repeats a member name (RFC 8259 §4: names SHOULD be unique).
+	DupKey bool
+	// LoneSurrogate is set when a string escapes a UTF-16 surrogate that has no partner
 	// (RFC 8259 §8.2: such strings may be handled unpredictably).
-	loneSurrogate bool
+	LoneSurrogate bool
 }
 
-// errNotJSON is wrapped by every error of [scanJSON].
-var errNotJSON = errors.New("not JSON")
-
-// scanJSON checks that b is exactly one JSON value (RFC 8259) with only whitespace around it
-// and reports its nesting depth and whether member names repeat. It never recurses, so any
-// depth is safe, and never panics.
-func scanJSON(b []byte) (scanInfo, error) {
-	var info scanInfo
+// Check reports whether b is exactly one JSON value (RFC 8259) in valid UTF-8 with only
+// whitespace around it, and what [Info] it holds. An error wraps [ErrSyntax] and says at which
+// byte and why. It never recurses, so any depth is safe, and never panics.
+func Check(b []byte) (Info, error) {
+	var info Info
 	s := scanner{b: b}
 	s.space()
 	if err := s.value(&info); err != nil {
@@ -39,25 +39,17 @@ func scanJSON(b []byte) (scanInfo, error) {
 	return info, nil
 }
 
+// scanner walks b from i.
 type scanner struct {
 	b []byte
 	i int
 }
 
 func (s *scanner) fail(format string, args ...any) error {
-	return fmt.Errorf("%w: at byte %d: %s", errNotJSON, s.i, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: at byte %d: %s", ErrSyntax, s.i, fmt.Sprintf(format, args...))
 }
 
-func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *scanner) space() { s.i = SkipSpace(s.b, s.i) }
 
 // frame is one open container of the iterative walk. An object's member names are kept in a
 // slice while few, in a map past that.
@@ -96,7 +88,7 @@ func (f *frame) seen(name string) bool {
 }
 
 // value scans one value, containers included, with an explicit stack.
-func (s *scanner) value(info *scanInfo) error {
+func (s *scanner) value(info *Info) error {
 	var stack []frame
 	for {
 		// Expect a value.
@@ -108,7 +100,7 @@ func (s *scanner) value(info *scanInfo) error {
 		case c == '{' || c == '[':
 			s.i++
 			stack = append(stack, frame{object: c == '{'})
-			info.depth = max(info.depth, len(stack))
+			info.Depth = max(info.Depth, len(stack))
 			s.space()
 			closer := byte(']')
 			if c == '{' {
@@ -129,22 +121,25 @@ func (s *scanner) value(info *scanInfo) error {
 			if _, err := s.str(info, false); err != nil {
 				return err
 			}
-		case c == 't':
-			if err := s.lit("true"); err != nil {
-				return err
+		case c == 't' || c == 'f' || c == 'n':
+			lit := "null"
+			if c == 't' {
+				lit = "true"
+			} else if c == 'f' {
+				lit = "false"
 			}
-		case c == 'f':
-			if err := s.lit("false"); err != nil {
-				return err
+			end, err := skipLiteral(s.b, s.i, lit)
+			if err != nil {
+				return s.fail("invalid literal")
 			}
-		case c == 'n':
-			if err := s.lit("null"); err != nil {
-				return err
+			s.i = end
+		case c == '-' || IsDigit(c):
+			end, why := numberEnd(s.b, s.i)
+			if why != "" {
+				s.i = end
+				return s.fail("%s", why)
 			}
-		case c == '-' || (c >= '0' && c <= '9'):
-			if err := s.number(); err != nil {
-				return err
-			}
+			s.i = end
 		default:
 			return s.fail("unexpected character %q", c)
 		}
@@ -179,7 +174,7 @@ func (s *scanner) value(info *scanInfo) error {
 }
 
 // key scans `"name":` and records the name in the object's set.
-func (s *scanner) key(f *frame, info *scanInfo) error {
+func (s *scanner) key(f *frame, info *Info) error {
 	s.space()
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return s.fail("expected a member name")
@@ -189,7 +184,7 @@ func (s *scanner) key(f *frame, info *scanInfo) error {
 		return err
 	}
 	if f.seen(name) {
-		info.dupKey = true
+		info.DupKey = true
 	}
 	s.space()
 	if s.i >= len(s.b) || s.b[s.i] != ':' {
@@ -199,56 +194,9 @@ func (s *scanner) key(f *frame, info *scanInfo) error {
 	return nil
 }
 
-func (s *scanner) lit(word string) error {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
-		return s.fail("invalid literal")
-	}
-	s.i += len(word)
-	return nil
-}
-
-func (s *scanner) number() error {
-	start := s.i
-	if s.b[s.i] == '-' {
-		s.i++
-	}
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
-	if s.i < len(s.b) && s.b[s.i] == '0' {
-		s.i++
-	} else if digits() == 0 {
-		return s.fail("invalid number")
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if digits() == 0 {
-			return s.fail("invalid fraction")
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if digits() == 0 {
-			return s.fail("invalid exponent")
-		}
-	}
-	if s.i == start {
-		return s.fail("invalid number")
-	}
-	return nil
-}
-
 // str scans a string token and, when decode is set, returns its decoded value (lone
 // surrogates as U+FFFD).
-func (s *scanner) str(info *scanInfo, decode bool) (string, error) {
+func (s *scanner) str(info *Info, decode bool) (string, error) {
 	s.i++ // the opening quote
 	start := s.i
 	var out []byte
@@ -275,32 +223,21 @@ func (s *scanner) str(info *scanInfo, decode bool) (string, error) {
 				out = append(out, s.b[start:s.i]...)
 			}
 			escaped = true
-			e := s.b[s.i+1]
-			switch e {
-			case '"', '\\', '/':
+			if e, ok := simpleEscape(s.b[s.i+1]); ok {
 				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, n, err := s.unicodeEscape(info)
-				if err != nil {
-					return "", err
-				}
-				out = utf8.AppendRune(out, r)
-				s.i += n
+				s.i += 2
 				continue
-			default:
-				return "", s.fail("invalid escape \\%c", e)
 			}
-			s.i += 2
+			if s.b[s.i+1] != 'u' {
+				return "", s.fail("invalid escape \\%c", s.b[s.i+1])
+			}
+			r, n, lone, ok := unicodeEscape(s.b, s.i)
+			if !ok {
+				return "", s.fail("invalid \\u escape")
+			}
+			info.LoneSurrogate = info.LoneSurrogate || lone
+			out = utf8.AppendRune(out, r)
+			s.i += n
 		case c < utf8.RuneSelf:
 			if escaped && decode {
 				out = append(out, c)
@@ -320,39 +257,28 @@ func (s *scanner) str(info *scanInfo, decode bool) (string, error) {
 	return "", s.fail("unterminated string")
 }
 
-// unicodeEscape decodes \uXXXX (and a following low surrogate) at s.i; it returns the rune
-// and how many bytes it spans.
-func (s *scanner) unicodeEscape(info *scanInfo) (rune, int, error) {
-	hex4 := func(at int) (rune, bool) {
-		if at+6 > len(s.b) || s.b[at] != '\\' || s.b[at+1] != 'u' {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(string(s.b[at+2:at+6]), 16, 16)
-		return rune(v), err == nil
+// DecodeString decodes a string token that spans all of tok, in valid UTF-8 (unpaired
+// surrogates become U+FFFD); ok is false for anything else. Unlike [Unquote] it checks the
+// token.
+func DecodeString(tok []byte) (string, bool) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return "", false
 	}
-	r, ok := hex4(s.i)
-	if !ok {
-		return 0, 0, s.fail("invalid \\u escape")
+	var info Info
+	s := scanner{b: tok}
+	v, err := s.str(&info, true)
+	if err != nil || s.i != len(tok) {
+		return "", false
 	}
-	switch {
-	case r >= 0xD800 && r < 0xDC00:
-		if lo, ok := hex4(s.i + 6); ok && lo >= 0xDC00 && lo < 0xE000 {
-			return 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), 12, nil
-		}
-		info.loneSurrogate = true
-		return utf8.RuneError, 6, nil
-	case r >= 0xDC00 && r < 0xE000:
-		info.loneSurrogate = true
-		return utf8.RuneError, 6, nil
-	}
-	return r, 6, nil
+	return v, true
 }
 
-// members returns the raw value of each member of a top-level JSON object, by name (the last
-// one wins). b must have passed [scanJSON].
-func members(b []byte) map[string][]byte {
+// Members returns the raw value of each member of a top-level JSON object, by decoded name
+// (the last one wins); nil when b is not an object. b should have passed [Check]: on a
+// syntax error it returns the members read so far.
+func Members(b []byte) map[string][]byte {
 	out := map[string][]byte{}
-	var info scanInfo
+	var info Info
 	s := scanner{b: b}
 	s.space()
 	if s.i >= len(b) || b[s.i] != '{' {
@@ -401,7 +327,7 @@ type Span struct{ Start, End int }
 // false when b is not JSON. Deeper values are skipped without recursion.
 func ScanSpans(b []byte, maxDepth int) (objects [][]Span, ok bool) {
 	s := scanner{b: b}
-	var info scanInfo
+	var info Info
 	s.space()
 	if !s.spans(&objects, &info, 0, maxDepth) {
 		return nil, false
@@ -411,7 +337,7 @@ func ScanSpans(b []byte, maxDepth int) (objects [][]Span, ok bool) {
 }
 
 // spans scans one value at s.i, recording object members down to maxDepth.
-func (s *scanner) spans(out *[][]Span, info *scanInfo, depth, maxDepth int) bool {
+func (s *scanner) spans(out *[][]Span, info *Info, depth, maxDepth int) bool {
 	if s.i >= len(s.b) {
 		return false
 	}
