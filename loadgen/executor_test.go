@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"github.com/mcpspec/mcpspec/internal/clock"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -85,7 +86,7 @@ func TestClosedModelFollowsTheScheduleAsItChanges(t *testing.T) {
 				lastMany = at
 			}
 			mu.Unlock()
-			sleep(ctx, 10*time.Millisecond)
+			_ = clock.Sleep(ctx, 10*time.Millisecond)
 			return Outcome{}
 		}}
 		r := runCfg(t, &Config{Server: srv, Scenario: Spike, Concurrency: 1, Spike: SpikeConfig{Peak: 8, At: time.Second, For: time.Second},
