@@ -13,7 +13,7 @@ import (
 func TestAuditFlagsInDocs(t *testing.T) {
 	var inv inventory.Inventory
 	err := json.Unmarshal([]byte(`{"protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"1"},"tools":[
-		{"name":"delete_file","description":"Deletes a file from disk.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}},
+		{"name":"delete_file","description":"Deletes a file from disk.","annotations":{"destructiveHint":false},"inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}},
 		{"name":"read_file","description":"Reads a file.","annotations":{"readOnlyHint":true},"inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`), &inv)
 	if err != nil {
 		t.Fatal(err)
