@@ -321,11 +321,21 @@ func Active(ctx context.Context, c Caller, m *Metadata, opts *ActiveOptions) ([]
 		res, err := c.CallTool(ctx, p.Tool, p.Args, &session.CallOptions{Timeout: o.Timeout})
 		text := outputText(res, err)
 		crashed := isGone(err)
-		for _, f := range disclosure(subj, p, text, o.Sandbox) {
+		// Evidence is built on the masked output: no credential of the output is repeated.
+		canary := ""
+		if o.Sandbox != nil {
+			canary = o.Sandbox.EnvSecret
+		}
+		secrets := findSecrets(text, canary)
+		masked := maskSpans(text, secrets)
+		if f := secretInOutput(subj, p, masked, secrets); f != nil {
+			report(*f)
+		}
+		for _, f := range disclosure(subj, p, masked, o.Sandbox) {
 			report(f)
 		}
 		if res != nil {
-			for _, f := range poisoned(subj, p, text) {
+			for _, f := range poisoned(subj, p, masked) {
 				report(f)
 			}
 		}
@@ -464,4 +474,26 @@ func poisoned(subj Subject, p Probe, output string) []Finding {
 			Evidence: f.Evidence, Signals: f.Signals})
 	}
 	return out
+}
+
+// secretInOutput reports the credentials of a tool's output; masked is the output with them
+// masked (see [maskSpans]), the only text the finding quotes.
+func secretInOutput(subj Subject, p Probe, masked string, secrets []secretSpan) *Finding {
+	if len(secrets) == 0 {
+		return nil
+	}
+	r, _ := RuleByID(RuleOutputSecret)
+	var sigs []Signal
+	var whats []string
+	for _, sp := range secrets {
+		sigs = append(sigs, Signal{Kind: "credential", Text: sp.what, Pointer: "/output", Start: sp.start, End: sp.end})
+		if !slices.Contains(whats, sp.what) {
+			whats = append(whats, sp.what)
+		}
+	}
+	first := secrets[0]
+	return &Finding{RuleID: r.ID, Severity: r.Severity, Confidence: Firm, Subject: subj, Fix: r.Fix,
+		Message:  fmt.Sprintf("the output of %s carries %d credential(s): %s (masked here)", p.What, len(secrets), strings.Join(whats, ", ")),
+		Evidence: evidence("/output", masked, first.start, first.end, ""),
+		Signals:  sigs}
 }

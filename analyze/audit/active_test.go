@@ -33,6 +33,12 @@ func textResult(s string) *session.ToolResult {
 	return &session.ToolResult{Content: []json.RawMessage{b}}
 }
 
+// The credentials the vulnerable read_doc leaks in its errors; no report may repeat them.
+const (
+	leakedKey      = "sk-Zq81LmXr4Tb0Wc7Pn2Ks9Vd3Hy6Fj5Ga"
+	leakedPassword = "hunter2-Qv8Rb3"
+)
+
 var printfRE = regexp.MustCompile(`\$\(printf %s%s (\w+) (\w+)\)`)
 
 func (f *fakeServer) CallTool(_ context.Context, name string, args any, _ *session.CallOptions) (*session.ToolResult, error) {
@@ -59,7 +65,8 @@ func (f *fakeServer) CallTool(_ context.Context, name string, args any, _ *sessi
 		}
 		b, err := os.ReadFile(filepath.Join(f.sb.Dir, s))
 		if err != nil {
-			return nil, &session.Error{Category: session.ServerError, Code: -32603, Message: "Error: ENOENT\n    at Object.openSync (node:fs:573:3)\n    at readDoc (/srv/app/index.js:12:9)"}
+			return nil, &session.Error{Category: session.ServerError, Code: -32603, Message: "Error: ENOENT\n    at Object.openSync (node:fs:573:3)\n    at readDoc (/srv/app/index.js:12:9)",
+				Data: json.RawMessage(`{"config":"API_KEY=` + leakedKey + ` DB_PASSWORD=` + leakedPassword + `"}`)}
 		}
 		return textResult(string(b)), nil
 	case "render":
@@ -110,9 +117,21 @@ func TestActiveFindsProofs(t *testing.T) {
 		"active-information-disclosure debug_env", "active-information-disclosure read_doc",
 		"active-injection render", "active-input-validation debug_env", "active-input-validation read_doc", "active-input-validation render",
 		"active-output-poisoning debug_env", "active-path-traversal read_doc", "active-resource-exhaustion render",
+		"active-secret-in-output read_doc",
 	}
 	if diff := cmp.Diff(want, ids); diff != "" {
 		t.Errorf("active findings (-want +got):\n%s", diff)
+	}
+	for _, f := range got {
+		b, _ := json.Marshal(f)
+		for _, secret := range []string{leakedKey, leakedPassword, leakedKey[4:], leakedPassword[4:]} {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s %s repeats the credential %q: %s", f.RuleID, f.Subject.Name, secret, b)
+			}
+		}
+		if f.RuleID == RuleOutputSecret && (len(f.Signals) != 2 || !strings.Contains(f.Message, "DB_PASSWORD")) {
+			t.Errorf("secret finding: %s %+v", f.Message, f.Signals)
+		}
 	}
 	if slices.Contains(srv.calls, "wipe") {
 		t.Error("called wipe, which is not annotated read-only, without AllowWrite")

@@ -54,6 +54,7 @@ const (
 	RuleDuplicate          = "duplicate-name"
 	RuleSchemaInvalid      = "schema-invalid"
 	RuleRequired           = "required-not-in-properties"
+	RuleUndocumented       = "undocumented-open-schema"
 	RuleDriftChanged       = "drift-tool-changed"
 	RuleDriftSchema        = "drift-schema-changed"
 	RuleDriftAdded         = "drift-tool-added"
@@ -68,6 +69,7 @@ const (
 	RuleInjection       = "active-injection"
 	RuleDisclosure      = "active-information-disclosure"
 	RuleOutputPoisoning = "active-output-poisoning"
+	RuleOutputSecret    = "active-secret-in-output"
 	RuleExhaustion      = "active-resource-exhaustion"
 )
 
@@ -158,6 +160,10 @@ func Catalog() []Rule {
 			"A schema's required names a property its properties do not define.",
 			"No argument can satisfy such a schema reliably; usually a rename left behind.",
 			"Make required a subset of properties."},
+		{RuleUndocumented, "Undocumented tool with an open schema", Low, Passive,
+			"A tool has no description and an input schema that names no property and closes nothing.",
+			"With neither a description nor properties ({\"type\":\"object\"}) a model can only guess what the tool does and what to send, and anything it sends is accepted. A parameterless tool with a description, or a schema with properties or additionalProperties: false, is fine.",
+			"Describe the tool and declare its parameters (or additionalProperties: false when it takes none)."},
 		{RuleDriftChanged, "Tool definition changed since the lockfile (rug pull)", High, Passive,
 			"A tool's description, title or annotations differ from the committed lockfile.",
 			"A server that changes what it tells the model after it was reviewed can turn a benign tool malicious (rug pull). Field-level differences are listed.",
@@ -211,6 +217,10 @@ func Catalog() []Rule {
 			"A tool result carries hidden characters, escape sequences or directive injection.",
 			"The passive text rules applied to what tools return during the active audit.",
 			"Sanitise tool output; never relay untrusted content verbatim without marking it."},
+		{RuleOutputSecret, "Credential in tool output", High, ActiveMode,
+			"A tool's output (a result or an error) carries a credential.",
+			"Known token formats (AWS, GitHub, OpenAI, Stripe, private keys …) and NAME=value or NAME: value pairs whose name says secret (API_KEY, DB_PASSWORD, *_TOKEN, *_SECRET …) with a non-placeholder value. The value is masked in the report.",
+			"Never return configuration or environment values in results or errors; rotate the credential."},
 		{RuleExhaustion, "Resource exhaustion", Medium, ActiveMode,
 			"A bounded oversized input crashed the server or made it miss the deadline.",
 			"One call per tool with a 1 MiB string (or a long array) under the call timeout.",
