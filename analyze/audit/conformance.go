@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -12,10 +13,13 @@ import (
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // conformanceFindings checks names, uniqueness and schemas.
-func conformanceFindings(its []*item) []Finding {
+func conformanceFindings(ctx context.Context, its []*item) ([]Finding, error) {
 	var out []Finding
 	seen := map[Kind]map[string]bool{}
 	for _, it := range its {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if it.subject.Kind == KindInstructions {
 			continue
 		}
@@ -65,7 +69,7 @@ func conformanceFindings(its []*item) []Finding {
 		}
 		out = append(out, schemaFindings(it, "outputSchema", false)...)
 	}
-	return out
+	return out, nil
 }
 
 // schemaFindings checks one schema of a tool: present when required, an object schema, it

@@ -130,7 +130,7 @@ func TestAgencyIsAnnotationFirst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Metadata{Name: "s", Tools: []json.RawMessage{json.RawMessage(tc.tool)}}
 			var got []string
-			for _, f := range PassiveAudit(m, nil) {
+			for _, f := range mustPassive(t, m) {
 				got = append(got, f.RuleID)
 			}
 			if !slices.Equal(got, tc.want) {

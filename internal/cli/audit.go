@@ -185,7 +185,10 @@ func (a *app) audit(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	rep := audit.Run(metas, opts)
+	rep, err := audit.Run(ctx, metas, opts)
+	if err != nil {
+		return err
+	}
 	if r.mode == audit.ActiveMode {
 		rep = withActive(rep, active, opts, metas)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func TestAuditFlagsInDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flags, err := auditFlags(&inv)
+	flags, err := auditFlags(context.Background(), &inv)
 	if err != nil {
 		t.Fatal(err)
 	}

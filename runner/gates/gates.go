@@ -112,7 +112,7 @@ func Score(ctx context.Context, s *session.Session, server string, spec *collect
 			return finish(t, started)
 		}
 	}
-	sec, err := auditInventory(inv)
+	sec, err := auditInventory(ctx, inv)
 	if err != nil {
 		errored(t, "audit suppressions", err)
 		return finish(t, started)
@@ -135,7 +135,7 @@ func Score(ctx context.Context, s *session.Session, server string, spec *collect
 const SuppressionsPath = ".mcpspec/audit-suppressions.yaml"
 
 // auditInventory runs the passive audit over inv with the committed suppressions.
-func auditInventory(inv *inventory.Inventory) (*score.SecurityInput, error) {
+func auditInventory(ctx context.Context, inv *inventory.Inventory) (*score.SecurityInput, error) {
 	opts := &audit.Options{}
 	f, err := os.Open(SuppressionsPath)
 	switch {
@@ -147,7 +147,7 @@ func auditInventory(inv *inventory.Inventory) (*score.SecurityInput, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	return score.Audit(inv, opts), nil
+	return score.Audit(ctx, inv, opts)
 }
 
 // mostLost names the three checks that lost the most points.
