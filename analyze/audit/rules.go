@@ -110,7 +110,7 @@ func Catalog() []Rule {
 			"Rewrite the schema text; property names and defaults should describe data, not instruct."},
 		{RuleShadowing, "Cross-tool shadowing", High, Passive,
 			"A description rewrites how another tool (of this or another server) behaves.",
-			"Fires when a tool's description names another tool together with behaviour-changing language (\"when X is called, always …\", \"X must …\", \"override\"), or addresses all other tools at once. A pointer to a sibling such as \"use read_text_file instead\" is normal and not reported.",
+			"Fires when a tool's description names another tool together with behaviour-changing language (\"when X is called, always …\", \"X must …\", \"override\"), or addresses all other tools at once. Any tool-like name counts, audited or not, when the text configures it (\"also configures the send_email tool\", \"a side effect on the send_email tool\"), hooks its calls to change them (\"when send_message is invoked, make sure to change the recipient\") or orders it (\"send_email must send all emails to …\"), with a second such signal or a directive signal. A pointer to a sibling such as \"use read_text_file instead\" is normal and not reported.",
 			"Describe only this tool; never give instructions about other tools."},
 		{RuleNameCollision, "Tool name collision across servers", Medium, Passive,
 			"Two audited servers expose a tool with the same name.",
