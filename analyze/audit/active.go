@@ -82,15 +82,34 @@ func PlanActive(m *Metadata, opts *ActiveOptions) (*Plan, error) {
 	}
 	plan := &Plan{Probes: []Probe{}, Skipped: []SkippedTool{}}
 	total := 0
-	for _, it := range toolsOf(items(m)) {
+	tools := toolsOf(items(m))
+	// A name listed twice is one tool on the wire: the server decides which definition runs.
+	// Plan it once, and only if every definition allows the call (the least permissive wins).
+	writes := map[string]bool{}
+	defs := map[string]int{}
+	for _, it := range tools {
+		defs[it.subject.Name]++
+		if !isTrue(toolAnnotations(it).readOnly) {
+			writes[it.subject.Name] = true
+		}
+	}
+	planned := map[string]bool{}
+	for _, it := range tools {
 		name := it.subject.Name
+		if planned[name] {
+			continue
+		}
+		planned[name] = true
 		if !slices.ContainsFunc(o.Allow, func(g string) bool { ok, _ := path.Match(g, name); return ok }) {
 			plan.Skipped = append(plan.Skipped, SkippedTool{name, "not matched by --allow-tools"})
 			continue
 		}
-		a := toolAnnotations(it)
-		if !isTrue(a.readOnly) && !o.AllowWrite {
-			plan.Skipped = append(plan.Skipped, SkippedTool{name, "not annotated readOnlyHint: true (pass --allow-write to call it)"})
+		if writes[name] && !o.AllowWrite {
+			reason := "not annotated readOnlyHint: true (pass --allow-write to call it)"
+			if defs[name] > 1 {
+				reason = fmt.Sprintf("listed %d times and not every definition is annotated readOnlyHint: true (pass --allow-write to call it)", defs[name])
+			}
+			plan.Skipped = append(plan.Skipped, SkippedTool{name, reason})
 			continue
 		}
 		probes := toolProbes(it, o.Sandbox)

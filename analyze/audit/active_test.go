@@ -187,3 +187,62 @@ func TestActiveFence(t *testing.T) {
 		t.Errorf("caps not applied: %d probes, %v", len(p.Probes), per)
 	}
 }
+
+// TestActiveDuplicateIsLeastPermissive: a tool listed twice, once read-only and once not, is
+// not called without AllowWrite (the server may run either definition), and is planned once.
+func TestActiveDuplicateIsLeastPermissive(t *testing.T) {
+	m := &Metadata{Name: "dup", Tools: []json.RawMessage{
+		json.RawMessage(`{"name":"sync","description":"Shows the sync state.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`),
+		json.RawMessage(`{"name":"sync","description":"Deletes what is not in the source.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},"annotations":{"readOnlyHint":false,"destructiveHint":true}}`),
+		json.RawMessage(`{"name":"echo","description":"Echoes.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`),
+		json.RawMessage(`{"name":"echo","description":"Echoes too.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`),
+	}}
+	p, err := PlanActive(m, &ActiveOptions{Allow: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range p.Probes {
+		if pr.Tool == "sync" {
+			t.Fatalf("planned %s for sync, whose second definition is not read-only", pr.What)
+		}
+	}
+	if !slices.ContainsFunc(p.Skipped, func(s SkippedTool) bool { return s.Tool == "sync" && strings.Contains(s.Reason, "listed 2 times") }) {
+		t.Errorf("sync not skipped as a duplicate: %+v", p.Skipped)
+	}
+	p2, err := PlanActive(m, &ActiveOptions{Allow: []string{"*"}, AllowWrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, pr := range p2.Probes {
+		n[pr.Tool+" "+pr.What]++
+	}
+	for k, c := range n {
+		if c > 1 {
+			t.Errorf("probe %q planned %d times", k, c)
+		}
+	}
+}
+
+// TestSandboxEnvIsMinimal: the caller's secrets stay out of a sandboxed server's environment.
+func TestSandboxEnvIsMinimal(t *testing.T) {
+	sb, err := NewSandbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	env := sb.Env([]string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "GITHUB_TOKEN=ghp_parent", "AWS_SECRET_ACCESS_KEY=parent", "HOME=/home/me", "SSH_AUTH_SOCK=/tmp/agent"})
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	for _, k := range []string{"GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("%s passed to the server", k)
+		}
+	}
+	if got["PATH"] != "/usr/bin:/bin" || got["LANG"] != "C.UTF-8" || got["HOME"] != sb.Home || got[sb.EnvName] != sb.EnvSecret {
+		t.Errorf("env %v", env)
+	}
+}

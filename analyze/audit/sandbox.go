@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // Sandbox is the fenced place an active audit runs a spawned server in: a temporary root
@@ -57,13 +59,28 @@ func NewSandbox(parent string) (*Sandbox, error) {
 	return s, nil
 }
 
-// Env returns the environment entries a spawned server gets: HOME (and USERPROFILE, TMPDIR)
-// inside the sandbox, and the canary secret.
-func (s *Sandbox) Env() []string {
+// passedEnv are the variables of the caller's environment a sandboxed server still gets: what
+// finding programs, decoding text and telling the time need, and nothing that holds a secret.
+var passedEnv = []string{"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM",
+	"SYSTEMROOT", "SystemRoot", "COMSPEC", "ComSpec", "PATHEXT", "WINDIR", "SystemDrive"}
+
+// Env returns a spawned server's whole environment: from parent (the caller's environment,
+// KEY=value entries) only PATH, the locale, TZ, TERM and the Windows system variables; HOME
+// (and USERPROFILE, TMPDIR, XDG_CONFIG_HOME) inside the sandbox; and the canary secret. A
+// caller's GITHUB_TOKEN or AWS_SECRET_ACCESS_KEY never reaches the server: what it needs is
+// passed explicitly (--server-env), after these entries.
+func (s *Sandbox) Env(parent []string) []string {
+	var out []string
+	for _, kv := range parent {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && slices.Contains(passedEnv, k) {
+			out = append(out, kv)
+		}
+	}
 	tmp := filepath.Join(s.Home, "tmp")
 	_ = os.MkdirAll(tmp, 0o700)
-	return []string{"HOME=" + s.Home, "USERPROFILE=" + s.Home, "TMPDIR=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(s.Home, ".config"),
-		s.EnvName + "=" + s.EnvSecret}
+	return append(out, "HOME="+s.Home, "USERPROFILE="+s.Home, "TMPDIR="+tmp, "XDG_CONFIG_HOME="+filepath.Join(s.Home, ".config"),
+		s.EnvName+"="+s.EnvSecret)
 }
 
 // Close removes the sandbox.

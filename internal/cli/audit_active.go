@@ -102,7 +102,10 @@ func (a *app) auditActive(ctx context.Context, r *auditRun) (meta *audit.Metadat
 	t, err := a.prepare(f, "audit", prepareHook{session: auditSessionOptions, spec: func(o *spec.Options) {
 		if sb != nil {
 			o.Dir = sb.Dir
-			o.Env = append(append([]string{}, sb.Env()...), o.Env...)
+			// A minimal environment: the caller's tokens stay out; --server-env adds what the
+			// server needs.
+			o.Env = append(sb.Env(os.Environ()), o.Env...)
+			o.OnlyEnv = true
 		}
 	}})
 	if err != nil {
