@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ type ActiveOptions struct {
 	Allow []string
 	// AllowWrite lets the audit call tools not annotated readOnlyHint: true.
 	AllowWrite bool
-	// MaxCalls caps tools/call requests in all (0 = 200); MaxPerTool per tool (0 = 16).
+	// MaxCalls caps tools/call requests in all (0 = 200); MaxPerTool per tool (0 = 32).
 	MaxCalls, MaxPerTool int
 	// Timeout bounds each call (0 = 10s).
 	Timeout time.Duration
@@ -37,7 +38,7 @@ func (o *ActiveOptions) orDefault() ActiveOptions {
 		v.MaxCalls = 200
 	}
 	if v.MaxPerTool <= 0 {
-		v.MaxPerTool = 16
+		v.MaxPerTool = 32
 	}
 	if v.Timeout <= 0 {
 		v.Timeout = 10 * time.Second
@@ -260,18 +261,32 @@ func toolProbes(it *item, sb *Sandbox) []Probe {
 	if closed {
 		add(RuleInputValidation, "an unknown argument (additionalProperties: false)", with("mcpspec_unknown_argument", "x"), "", "")
 	}
-	// String parameters: containment, evaluation, exhaustion.
+	// String parameters: containment (the first path parameter), evaluation, exhaustion.
 	strs := 0
+	paths := false
 	exec := execFinding(it, it.str("description")) != nil
 	for _, n := range names {
 		if typeOf(props[n]) != "string" || props[n]["enum"] != nil {
 			continue
 		}
-		if pathParam.MatchString(n) && sb != nil {
+		if pathParam.MatchString(n) && sb != nil && !paths {
+			paths = true
 			rel := "../" + pathBase(sb.CanaryPath)
 			add(RulePathTraversal, n+" = ../<canary> (outside the working directory)", with(n, rel), sb.CanaryNonce, n)
 			add(RulePathTraversal, n+" = the canary's absolute path", with(n, sb.CanaryPath), sb.CanaryNonce, n)
 			add(RulePathTraversal, n+" = ../../../../../../<canary's absolute path>", with(n, "../../../../../../.."+sb.CanaryPath), sb.CanaryNonce, n)
+			for _, c := range sb.Roots {
+				sib := pathBase(c.Sibling)
+				add(RulePathTraversal, n+" = <root>_x/<canary> (a sibling whose name starts with the root's)", with(n, filepath.Join(c.Sibling, CanaryFile)), sb.CanaryNonce, n)
+				if c.Link != "" {
+					add(RulePathTraversal, n+" = <root>/<symlink out>/<canary>", with(n, filepath.Join(c.Link, CanaryFile)), sb.CanaryNonce, n)
+					if c.Root == sb.Dir {
+						add(RulePathTraversal, n+" = <symlink out>/<canary> (relative)", with(n, pathBase(c.Link)+"/"+CanaryFile), sb.CanaryNonce, n)
+					}
+				}
+				add(RulePathTraversal, n+" = <root>/..%2f<root>_x%2f<canary> (encoded separators)", with(n, c.Root+"/..%2f"+sib+"%2f"+CanaryFile), sb.CanaryNonce, n)
+				add(RulePathTraversal, n+` = <root>/..\<root>_x\<canary> (mixed separators)`, with(n, c.Root+`/..\`+sib+`\`+CanaryFile), sb.CanaryNonce, n)
+			}
 		}
 		if !exec && !evalParam.MatchString(n) && strs < 3 {
 			a, b := strings.ToUpper(nonce(3)), strings.ToUpper(nonce(3))

@@ -203,7 +203,7 @@ func Catalog() []Rule {
 			"Validate arguments against the inputSchema before acting."},
 		{RulePathTraversal, "Path traversal outside the allowed root", Critical, ActiveMode,
 			"A tool returned the content of a canary file placed outside its working directory.",
-			"A file holding a random nonce is written next to the server's temporary working directory and requested as ../<canary> and by absolute path; only the nonce in the output is proof.",
+			"A file holding a random nonce is written next to the server's temporary working directory and requested as ../<canary> and by absolute path. Each allowed root (the working directory, and the directories on the server's command line) also gets a prefix sibling <root>_mcpspec-<nonce>/ and a symlink inside it pointing out, requested by absolute path, through ..%2f and through ..\\. Only the nonce in the output is proof.",
 			"Resolve paths (and symlinks) and refuse anything outside the allowed roots."},
 		{RuleInjection, "Template or command injection", Critical, ActiveMode,
 			"A tool evaluated an expression or command embedded in its input.",
