@@ -55,7 +55,9 @@ var directivePatterns = []struct {
 	{SigExfiltrate, regexp.MustCompile(`(?i)\b(contents?|text|data|output)\s+(of|from)\s+(reading\s+|the\s+|your\s+|the user'?s\s+)*` + secretFile)},
 	{SigExfiltrate, regexp.MustCompile(`(?i)\b(contents?|text|output|result)\s+(of|from)\s+(reading|running|calling|executing)\b`)},
 	// A plain request to read a secret file: a bare imperative at the start of a sentence.
-	{SigImperative, regexp.MustCompile(`(?i)(^|[.!?:;]\s+|\n\s*|\b(please|first|now|then|also),?\s+)(read|open|cat|load|print|dump|display|include|send|upload|attach|fetch|get|copy)\s+` + pathy + `{0,40}?` + secretFile)},
+	// "open", "copy" and "edit" are left out: set-up instructions ("copy .env.example to
+	// .env and open it") say them in READMEs a tool may return.
+	{SigImperative, regexp.MustCompile(`(?i)(^|[.!?:;]\s+|\n\s*|\b(please|first|now|then|also),?\s+)(read|cat|print|dump|display|include|send|upload|attach|fetch|get)\s+` + pathy + `{0,40}?` + secretFile)},
 	// French: imperatives, concealment, exfiltration.
 	{SigImperative, regexp.MustCompile(`(?i)\b(ignore[zr]?|oublie[zr]?|contourne[zr]?)\b[^.\n]{0,40}\b(instructions|consignes|règles|directives)\b`)},
 	{SigImperative, regexp.MustCompile(`(?i)\bavant d['’]\s*(utiliser|appeler|exécuter|lancer|invoquer)\b[^.\n]{0,40}?\b(lisez|lire|lis|ouvrez|ouvrir|envoyez|envoyer|appelez|appeler|récupérez|consultez|copiez|chargez)\b`)},

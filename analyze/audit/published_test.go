@@ -77,3 +77,12 @@ func TestShadowingNeedsMore(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupInstructionsAreNotRequests: a README a tool returns says how to set up .env; that
+// is not a request to read it.
+func TestSetupInstructionsAreNotRequests(t *testing.T) {
+	readme := "## Setup\n\nCopy .env.example to .env and open it. Set API_URL, then run npm start.\nThe server reads .env at start-up."
+	if f := directiveIn(Subject{Kind: KindTool, Name: "read_file"}, text{pointer: "/output", s: readme}); f != nil {
+		t.Errorf("set-up instructions read as injection: %s %v", f.Message, f.Signals)
+	}
+}
