@@ -54,7 +54,10 @@ func TestAuditPassiveNeverCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := audit.Run([]*audit.Metadata{meta}, nil)
+			rep, err := audit.Run(ctx, []*audit.Metadata{meta}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, m := range []string{"tools/call", "resources/read", "prompts/get"} {
 				if n := log.count(m); n != 0 {
 					t.Errorf("a passive audit sent %d %s", n, m)

@@ -41,7 +41,11 @@ func TestScoreReferenceServers(t *testing.T) {
 			if !p.Handshake || p.UnknownTool.Kind == score.Failure || p.InvalidCursor.Kind == score.Failure {
 				t.Errorf("probes: %+v", p)
 			}
-			r := score.Rate(&score.Input{Inventory: inv, Tokens: rep, Probes: p, Security: score.Audit(inv, nil)})
+			security, err := score.Audit(ctx, inv, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := score.Rate(&score.Input{Inventory: inv, Tokens: rep, Probes: p, Security: security})
 			if c := r.Categories[0]; c.Earned != c.Possible || c.Possible != 30 {
 				t.Errorf("security %v of %v: the audit raised something on a reference server", c.Earned, c.Possible)
 			}

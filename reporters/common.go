@@ -209,7 +209,12 @@ func interpret(run *result.Run) []string {
 		out = append(out, fmt.Sprintf("All %s that ran passed: the server behaved as the collection expects.", textfmt.Plural(ran, "test")))
 	default:
 		s := fmt.Sprintf("%d of %s that ran did not pass.", c.Failed+c.Errored, textfmt.Plural(ran, "test"))
-		if c.Failed > 0 {
+		if audits := failedAudits(run); audits > 0 {
+			s += fmt.Sprintf(" %s at or above the audit's --fail-on severity.", textfmt.Plural(audits, "security finding"))
+			if c.Failed > audits {
+				s += fmt.Sprintf(" %s: the server answered, but not as expected.", failedPhrase(c.Failed-audits))
+			}
+		} else if c.Failed > 0 {
 			s += fmt.Sprintf(" %s: the server answered, but not as expected.", failedPhrase(c.Failed))
 		}
 		if c.Errored > 0 {
@@ -312,6 +317,18 @@ func strayWhere(s stray) string {
 		where += " on server " + s.F.Server
 	}
 	return where + ")"
+}
+
+// failedAudits counts the failed tests that are audit findings (kind "audit"): a finding is
+// not a failed assertion.
+func failedAudits(run *result.Run) int {
+	n := 0
+	for _, it := range items(run) {
+		if it.T.Kind == "audit" && it.T.Status == result.Failed {
+			n++
+		}
+	}
+	return n
 }
 
 func failedPhrase(n int) string {

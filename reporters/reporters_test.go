@@ -261,3 +261,24 @@ func TestPartialResults(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditFindingsAreNotAssertions: an audit run's failed tests are security findings, and
+// the HTML and Markdown say so instead of "failed assertions".
+func TestAuditFindingsAreNotAssertions(t *testing.T) {
+	fail := func(name, rule string) *result.Test {
+		f := []result.Failure{{Assertion: rule, Message: "the description changed; fix: review"}}
+		return &result.Test{ID: name, Name: name, Kind: "audit", Status: result.Failed, Failures: f,
+			Attempts: []result.Attempt{{Status: result.Failed, Failures: f}}}
+	}
+	run := &result.Run{SchemaVersion: result.SchemaVersion, ID: "audit-1", Collections: []*result.Collection{{Name: "mcpspec audit: s",
+		Tests: []*result.Test{fail("[high] drift-tool-changed: tool add", "drift-tool-changed"), fail("[medium] drift-tool-added: tool x", "drift-tool-added")}}}}
+	for _, r := range []Reporter{NewHTML(nil), NewMarkdown(nil)} {
+		var b bytes.Buffer
+		if err := r.Report(&b, run); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "failed assertion") || !strings.Contains(b.String(), "2 security findings") {
+			t.Errorf("%T: audit findings not called security findings", r)
+		}
+	}
+}

@@ -50,7 +50,11 @@ func (cr *colRun) runAudit(ctx context.Context, spec *collection.AuditSpec) {
 		fail("audit", err)
 		return
 	}
-	rep := audit.Run([]*audit.Metadata{meta}, opts)
+	rep, err := audit.Run(ctx, []*audit.Metadata{meta}, opts)
+	if err != nil {
+		fail("audit", err)
+		return
+	}
 	failOn := audit.Critical + 1
 	if spec.FailOn != "none" {
 		if s, err := audit.ParseSeverity(spec.FailOn); err == nil {

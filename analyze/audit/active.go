@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ type ActiveOptions struct {
 	Allow []string
 	// AllowWrite lets the audit call tools not annotated readOnlyHint: true.
 	AllowWrite bool
-	// MaxCalls caps tools/call requests in all (0 = 200); MaxPerTool per tool (0 = 16).
+	// MaxCalls caps tools/call requests in all (0 = 200); MaxPerTool per tool (0 = 32).
 	MaxCalls, MaxPerTool int
 	// Timeout bounds each call (0 = 10s).
 	Timeout time.Duration
@@ -37,7 +38,7 @@ func (o *ActiveOptions) orDefault() ActiveOptions {
 		v.MaxCalls = 200
 	}
 	if v.MaxPerTool <= 0 {
-		v.MaxPerTool = 16
+		v.MaxPerTool = 32
 	}
 	if v.Timeout <= 0 {
 		v.Timeout = 10 * time.Second
@@ -82,15 +83,34 @@ func PlanActive(m *Metadata, opts *ActiveOptions) (*Plan, error) {
 	}
 	plan := &Plan{Probes: []Probe{}, Skipped: []SkippedTool{}}
 	total := 0
-	for _, it := range toolsOf(items(m)) {
+	tools := toolsOf(items(m))
+	// A name listed twice is one tool on the wire: the server decides which definition runs.
+	// Plan it once, and only if every definition allows the call (the least permissive wins).
+	writes := map[string]bool{}
+	defs := map[string]int{}
+	for _, it := range tools {
+		defs[it.subject.Name]++
+		if !isTrue(toolAnnotations(it).readOnly) {
+			writes[it.subject.Name] = true
+		}
+	}
+	planned := map[string]bool{}
+	for _, it := range tools {
 		name := it.subject.Name
+		if planned[name] {
+			continue
+		}
+		planned[name] = true
 		if !slices.ContainsFunc(o.Allow, func(g string) bool { ok, _ := path.Match(g, name); return ok }) {
 			plan.Skipped = append(plan.Skipped, SkippedTool{name, "not matched by --allow-tools"})
 			continue
 		}
-		a := toolAnnotations(it)
-		if !isTrue(a.readOnly) && !o.AllowWrite {
-			plan.Skipped = append(plan.Skipped, SkippedTool{name, "not annotated readOnlyHint: true (pass --allow-write to call it)"})
+		if writes[name] && !o.AllowWrite {
+			reason := "not annotated readOnlyHint: true (pass --allow-write to call it)"
+			if defs[name] > 1 {
+				reason = fmt.Sprintf("listed %d times and not every definition is annotated readOnlyHint: true (pass --allow-write to call it)", defs[name])
+			}
+			plan.Skipped = append(plan.Skipped, SkippedTool{name, reason})
 			continue
 		}
 		probes := toolProbes(it, o.Sandbox)
@@ -241,18 +261,32 @@ func toolProbes(it *item, sb *Sandbox) []Probe {
 	if closed {
 		add(RuleInputValidation, "an unknown argument (additionalProperties: false)", with("mcpspec_unknown_argument", "x"), "", "")
 	}
-	// String parameters: containment, evaluation, exhaustion.
+	// String parameters: containment (the first path parameter), evaluation, exhaustion.
 	strs := 0
+	paths := false
 	exec := execFinding(it, it.str("description")) != nil
 	for _, n := range names {
 		if typeOf(props[n]) != "string" || props[n]["enum"] != nil {
 			continue
 		}
-		if pathParam.MatchString(n) && sb != nil {
+		if pathParam.MatchString(n) && sb != nil && !paths {
+			paths = true
 			rel := "../" + pathBase(sb.CanaryPath)
 			add(RulePathTraversal, n+" = ../<canary> (outside the working directory)", with(n, rel), sb.CanaryNonce, n)
 			add(RulePathTraversal, n+" = the canary's absolute path", with(n, sb.CanaryPath), sb.CanaryNonce, n)
 			add(RulePathTraversal, n+" = ../../../../../../<canary's absolute path>", with(n, "../../../../../../.."+sb.CanaryPath), sb.CanaryNonce, n)
+			for _, c := range sb.Roots {
+				sib := pathBase(c.Sibling)
+				add(RulePathTraversal, n+" = <root>_x/<canary> (a sibling whose name starts with the root's)", with(n, filepath.Join(c.Sibling, CanaryFile)), sb.CanaryNonce, n)
+				if c.Link != "" {
+					add(RulePathTraversal, n+" = <root>/<symlink out>/<canary>", with(n, filepath.Join(c.Link, CanaryFile)), sb.CanaryNonce, n)
+					if c.Root == sb.Dir {
+						add(RulePathTraversal, n+" = <symlink out>/<canary> (relative)", with(n, pathBase(c.Link)+"/"+CanaryFile), sb.CanaryNonce, n)
+					}
+				}
+				add(RulePathTraversal, n+" = <root>/..%2f<root>_x%2f<canary> (encoded separators)", with(n, c.Root+"/..%2f"+sib+"%2f"+CanaryFile), sb.CanaryNonce, n)
+				add(RulePathTraversal, n+` = <root>/..\<root>_x\<canary> (mixed separators)`, with(n, c.Root+`/..\`+sib+`\`+CanaryFile), sb.CanaryNonce, n)
+			}
 		}
 		if !exec && !evalParam.MatchString(n) && strs < 3 {
 			a, b := strings.ToUpper(nonce(3)), strings.ToUpper(nonce(3))
@@ -321,11 +355,21 @@ func Active(ctx context.Context, c Caller, m *Metadata, opts *ActiveOptions) ([]
 		res, err := c.CallTool(ctx, p.Tool, p.Args, &session.CallOptions{Timeout: o.Timeout})
 		text := outputText(res, err)
 		crashed := isGone(err)
-		for _, f := range disclosure(subj, p, text, o.Sandbox) {
+		// Evidence is built on the masked output: no credential of the output is repeated.
+		canary := ""
+		if o.Sandbox != nil {
+			canary = o.Sandbox.EnvSecret
+		}
+		secrets := findSecrets(text, canary)
+		masked := maskSpans(text, secrets)
+		if f := secretInOutput(subj, p, masked, secrets); f != nil {
+			report(*f)
+		}
+		for _, f := range disclosure(subj, p, masked, o.Sandbox) {
 			report(f)
 		}
 		if res != nil {
-			for _, f := range poisoned(subj, p, text) {
+			for _, f := range poisoned(subj, p, masked) {
 				report(f)
 			}
 		}
@@ -464,4 +508,26 @@ func poisoned(subj Subject, p Probe, output string) []Finding {
 			Evidence: f.Evidence, Signals: f.Signals})
 	}
 	return out
+}
+
+// secretInOutput reports the credentials of a tool's output; masked is the output with them
+// masked (see [maskSpans]), the only text the finding quotes.
+func secretInOutput(subj Subject, p Probe, masked string, secrets []secretSpan) *Finding {
+	if len(secrets) == 0 {
+		return nil
+	}
+	r, _ := RuleByID(RuleOutputSecret)
+	var sigs []Signal
+	var whats []string
+	for _, sp := range secrets {
+		sigs = append(sigs, Signal{Kind: "credential", Text: sp.what, Pointer: "/output", Start: sp.start, End: sp.end})
+		if !slices.Contains(whats, sp.what) {
+			whats = append(whats, sp.what)
+		}
+	}
+	first := secrets[0]
+	return &Finding{RuleID: r.ID, Severity: r.Severity, Confidence: Firm, Subject: subj, Fix: r.Fix,
+		Message:  fmt.Sprintf("the output of %s carries %d credential(s): %s (masked here)", p.What, len(secrets), strings.Join(whats, ", ")),
+		Evidence: evidence("/output", masked, first.start, first.end, ""),
+		Signals:  sigs}
 }

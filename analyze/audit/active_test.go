@@ -33,6 +33,12 @@ func textResult(s string) *session.ToolResult {
 	return &session.ToolResult{Content: []json.RawMessage{b}}
 }
 
+// The credentials the vulnerable read_doc leaks in its errors; no report may repeat them.
+const (
+	leakedKey      = "sk-Zq81LmXr4Tb0Wc7Pn2Ks9Vd3Hy6Fj5Ga"
+	leakedPassword = "hunter2-Qv8Rb3"
+)
+
 var printfRE = regexp.MustCompile(`\$\(printf %s%s (\w+) (\w+)\)`)
 
 func (f *fakeServer) CallTool(_ context.Context, name string, args any, _ *session.CallOptions) (*session.ToolResult, error) {
@@ -59,7 +65,8 @@ func (f *fakeServer) CallTool(_ context.Context, name string, args any, _ *sessi
 		}
 		b, err := os.ReadFile(filepath.Join(f.sb.Dir, s))
 		if err != nil {
-			return nil, &session.Error{Category: session.ServerError, Code: -32603, Message: "Error: ENOENT\n    at Object.openSync (node:fs:573:3)\n    at readDoc (/srv/app/index.js:12:9)"}
+			return nil, &session.Error{Category: session.ServerError, Code: -32603, Message: "Error: ENOENT\n    at Object.openSync (node:fs:573:3)\n    at readDoc (/srv/app/index.js:12:9)",
+				Data: json.RawMessage(`{"config":"API_KEY=` + leakedKey + ` DB_PASSWORD=` + leakedPassword + `"}`)}
 		}
 		return textResult(string(b)), nil
 	case "render":
@@ -110,9 +117,21 @@ func TestActiveFindsProofs(t *testing.T) {
 		"active-information-disclosure debug_env", "active-information-disclosure read_doc",
 		"active-injection render", "active-input-validation debug_env", "active-input-validation read_doc", "active-input-validation render",
 		"active-output-poisoning debug_env", "active-path-traversal read_doc", "active-resource-exhaustion render",
+		"active-secret-in-output read_doc",
 	}
 	if diff := cmp.Diff(want, ids); diff != "" {
 		t.Errorf("active findings (-want +got):\n%s", diff)
+	}
+	for _, f := range got {
+		b, _ := json.Marshal(f)
+		for _, secret := range []string{leakedKey, leakedPassword, leakedKey[4:], leakedPassword[4:]} {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s %s repeats the credential %q: %s", f.RuleID, f.Subject.Name, secret, b)
+			}
+		}
+		if f.RuleID == RuleOutputSecret && (len(f.Signals) != 2 || !strings.Contains(f.Message, "DB_PASSWORD")) {
+			t.Errorf("secret finding: %s %+v", f.Message, f.Signals)
+		}
 	}
 	if slices.Contains(srv.calls, "wipe") {
 		t.Error("called wipe, which is not annotated read-only, without AllowWrite")
@@ -166,5 +185,64 @@ func TestActiveFence(t *testing.T) {
 	}
 	if len(p.Probes) != 3 || per["read_doc"] != 2 || per["render"] != 1 {
 		t.Errorf("caps not applied: %d probes, %v", len(p.Probes), per)
+	}
+}
+
+// TestActiveDuplicateIsLeastPermissive: a tool listed twice, once read-only and once not, is
+// not called without AllowWrite (the server may run either definition), and is planned once.
+func TestActiveDuplicateIsLeastPermissive(t *testing.T) {
+	m := &Metadata{Name: "dup", Tools: []json.RawMessage{
+		json.RawMessage(`{"name":"sync","description":"Shows the sync state.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`),
+		json.RawMessage(`{"name":"sync","description":"Deletes what is not in the source.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},"annotations":{"readOnlyHint":false,"destructiveHint":true}}`),
+		json.RawMessage(`{"name":"echo","description":"Echoes.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`),
+		json.RawMessage(`{"name":"echo","description":"Echoes too.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`),
+	}}
+	p, err := PlanActive(m, &ActiveOptions{Allow: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range p.Probes {
+		if pr.Tool == "sync" {
+			t.Fatalf("planned %s for sync, whose second definition is not read-only", pr.What)
+		}
+	}
+	if !slices.ContainsFunc(p.Skipped, func(s SkippedTool) bool { return s.Tool == "sync" && strings.Contains(s.Reason, "listed 2 times") }) {
+		t.Errorf("sync not skipped as a duplicate: %+v", p.Skipped)
+	}
+	p2, err := PlanActive(m, &ActiveOptions{Allow: []string{"*"}, AllowWrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, pr := range p2.Probes {
+		n[pr.Tool+" "+pr.What]++
+	}
+	for k, c := range n {
+		if c > 1 {
+			t.Errorf("probe %q planned %d times", k, c)
+		}
+	}
+}
+
+// TestSandboxEnvIsMinimal: the caller's secrets stay out of a sandboxed server's environment.
+func TestSandboxEnvIsMinimal(t *testing.T) {
+	sb, err := NewSandbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	env := sb.Env([]string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "GITHUB_TOKEN=ghp_parent", "AWS_SECRET_ACCESS_KEY=parent", "HOME=/home/me", "SSH_AUTH_SOCK=/tmp/agent"})
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	for _, k := range []string{"GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("%s passed to the server", k)
+		}
+	}
+	if got["PATH"] != "/usr/bin:/bin" || got["LANG"] != "C.UTF-8" || got["HOME"] != sb.Home || got[sb.EnvName] != sb.EnvSecret {
+		t.Errorf("env %v", env)
 	}
 }

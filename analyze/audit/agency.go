@@ -128,6 +128,11 @@ func agencyFindings(it *item) []Finding {
 		if opening != "" && !claimsRO {
 			sigs = append(sigs, Signal{Kind: "mutating-description", Text: strings.TrimSpace(opening), Pointer: "/description", Start: 0, End: len(opening)})
 		}
+		if !claimsRO {
+			if loc := execText.FindStringIndex(desc); loc != nil && opening == "" {
+				sigs = append(sigs, Signal{Kind: "executes", Text: desc[loc[0]:loc[1]], Pointer: "/description", Start: loc[0], End: loc[1]})
+			}
+		}
 		if isTrue(a.destructive) {
 			sigs = append(sigs, Signal{Kind: "destructive-hint", Text: "destructiveHint: true", Pointer: "/annotations/destructiveHint"})
 		}
@@ -145,20 +150,15 @@ func agencyFindings(it *item) []Finding {
 		}
 	}
 
-	if class == "delete" && !isTrue(a.destructive) && !isTrue(a.readOnly) {
+	// The specification's default for destructiveHint is true (for a tool that is not
+	// read-only): a delete tool without the annotation is already treated as destructive. Only
+	// an explicit destructiveHint: false contradicts the name.
+	if class == "delete" && isFalse(a.destructive) && !isTrue(a.readOnly) {
 		r, _ := RuleByID(RuleDestructive)
-		f := Finding{RuleID: r.ID, Severity: r.Severity, Subject: it.subject, Fix: r.Fix,
-			Signals: []Signal{{Kind: "delete-verb", Text: verb, Pointer: "/name"}}}
-		if isFalse(a.destructive) {
-			f.Confidence = Certain
-			f.Message = fmt.Sprintf("the name says %q but the tool declares destructiveHint: false", verb)
-			f.Evidence = annotationEvidence(it, "destructiveHint")
-		} else {
-			f.Confidence = Firm
-			f.Message = fmt.Sprintf("the name says %q but the tool has no destructiveHint annotation; clients then fall back on defaults instead of a deliberate answer", verb)
-			f.Evidence = evidence("/name", name, 0, len(name), "")
-		}
-		out = append(out, f)
+		out = append(out, Finding{RuleID: r.ID, Severity: r.Severity, Subject: it.subject, Fix: r.Fix, Confidence: Certain,
+			Signals:  []Signal{{Kind: "delete-verb", Text: verb, Pointer: "/name"}},
+			Message:  fmt.Sprintf("the name says %q but the tool declares destructiveHint: false", verb),
+			Evidence: annotationEvidence(it, "destructiveHint")})
 	}
 
 	if f := execFinding(it, desc); f != nil {
@@ -231,6 +231,8 @@ func describeSignals(sigs []Signal) string {
 			parts = append(parts, fmt.Sprintf("name word %q", s.Text))
 		case "exec-description":
 			parts = append(parts, fmt.Sprintf("description %q", clip(s.Text, 80)))
+		case "executes":
+			parts = append(parts, fmt.Sprintf("its description says it executes: %q", clip(s.Text, 80)))
 		case "code-parameter":
 			parts = append(parts, fmt.Sprintf("parameter %q", s.Text))
 		default:

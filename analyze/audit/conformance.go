@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -12,10 +13,13 @@ import (
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // conformanceFindings checks names, uniqueness and schemas.
-func conformanceFindings(its []*item) []Finding {
+func conformanceFindings(ctx context.Context, its []*item) ([]Finding, error) {
 	var out []Finding
 	seen := map[Kind]map[string]bool{}
 	for _, it := range its {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if it.subject.Kind == KindInstructions {
 			continue
 		}
@@ -60,9 +64,12 @@ func conformanceFindings(its []*item) []Finding {
 			out = append(out, f)
 		}
 		out = append(out, schemaFindings(it, "inputSchema", true)...)
+		if f := undocumented(it); f != nil {
+			out = append(out, *f)
+		}
 		out = append(out, schemaFindings(it, "outputSchema", false)...)
 	}
-	return out
+	return out, nil
 }
 
 // schemaFindings checks one schema of a tool: present when required, an object schema, it
@@ -150,4 +157,32 @@ func schemaReason(err error) string {
 		}
 	}
 	return oneLine(err.Error())
+}
+
+// undocumented reports a tool with no description whose input schema is an object schema that
+// names no property and does not close itself ({"type":"object"}): nothing tells a model what
+// the tool does or what it takes.
+func undocumented(it *item) *Finding {
+	if strings.TrimSpace(it.str("description")) != "" {
+		return nil
+	}
+	obj, ok := it.obj()["inputSchema"].(map[string]any)
+	if !ok || obj["type"] != "object" {
+		return nil // schema-invalid reports it
+	}
+	if props, _ := obj["properties"].(map[string]any); len(props) > 0 {
+		return nil
+	}
+	for _, k := range []string{"patternProperties", "oneOf", "anyOf", "allOf", "$ref"} {
+		if _, ok := obj[k]; ok {
+			return nil
+		}
+	}
+	if obj["additionalProperties"] == false || obj["unevaluatedProperties"] == false {
+		return nil
+	}
+	r, _ := RuleByID(RuleUndocumented)
+	return &Finding{RuleID: r.ID, Severity: r.Severity, Confidence: Certain, Subject: it.subject, Fix: r.Fix,
+		Message:  "the tool has no description and its inputSchema names no property and closes nothing",
+		Evidence: &Evidence{Pointer: "/inputSchema", Excerpt: clip(visible(compactJSON(obj)), 200)}}
 }

@@ -73,7 +73,7 @@ func TestCalibration(t *testing.T) {
 	for _, path := range files {
 		m := readMeta(t, path)
 		tools += len(m.Tools)
-		rep := Run([]*Metadata{m}, nil)
+		rep := mustRun(t, []*Metadata{m}, nil)
 		for _, f := range rep.Findings {
 			if f.Severity > Info {
 				got = append(got, filepath.Base(path)+" "+key(f))
@@ -152,7 +152,7 @@ func auditPoisoned(t *testing.T) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := Run([]*Metadata{m, other}, &Options{Lock: lock, LockFile: lockPath, LockData: data, Suppressions: sups,
+	rep := mustRun(t, []*Metadata{m, other}, &Options{Lock: lock, LockFile: lockPath, LockData: data, Suppressions: sups,
 		Now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)})
 	// Only the poisoned server's findings are under test; the other server is context.
 	rep.Findings = slices.DeleteFunc(rep.Findings, func(f Finding) bool { return f.Subject.Server == "trusted-mail" })

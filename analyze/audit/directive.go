@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The kinds of directive signal. A directive-injection finding needs two different kinds close
@@ -16,6 +18,12 @@ const (
 	SigExfiltrate  = "exfiltration"
 	SigConcealment = "concealment"
 )
+
+// secretFile matches well-known secret files (the targets of exfiltration requests).
+const secretFile = `(~/\.ssh\b|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|/etc/(passwd|shadow|sudoers)\b|\.aws/credentials|~/\.aws\b|\.kube/config|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials|\.pgpass\b|\.docker/config\.json|\bmcp\.json\b|claude_desktop_config\.json|~/\.cursor\b|\.config/gcloud|\.gnupg\b|wallet\.dat|\.bash_history|\.zsh_history|(^|[\s'"` + "`" + `(/])\.env(\.[a-z]+)?\b)`
+
+// pathy matches up to 40 characters of a sentence, letting dots inside paths (~/.ssh) through.
+const pathy = `(?:[^.\n]|\.[^\s])`
 
 // directivePatterns are the signal patterns, matched case-insensitively on text with invisible
 // characters removed and (for keys) identifiers split into words.
@@ -35,14 +43,32 @@ var directivePatterns = []struct {
 	{SigPseudoTag, regexp.MustCompile(`(?i)\[\s*/?\s*(system|inst|important|admin|hidden|instructions?)\s*\]`)},
 	{SigPseudoTag, regexp.MustCompile(`(?i)<\|\s*(im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\s*\|>`)},
 	{SigPseudoTag, regexp.MustCompile(`<!--`)},
+	{SigSensitive, regexp.MustCompile(`(?i)\bid (rsa|dsa|ecdsa|ed25519)\b`)},
 	{SigSensitive, regexp.MustCompile(`(?i)(~/\.ssh\b|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\bauthorized_keys\b|/etc/(passwd|shadow|sudoers)\b|\.aws/credentials|~/\.aws\b|\.kube/config|\bkubeconfig\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials|\.pgpass\b|\.docker/config\.json|\bmcp\.json\b|claude_desktop_config\.json|~/\.cursor\b|\.config/gcloud|\.gnupg\b|wallet\.dat|\.bash_history|\.zsh_history)`)},
 	{SigSensitive, regexp.MustCompile(`(?i)(^|[\s'"` + "`" + `(/])(?P<t>\.env(\.[a-z]+)?)\b`)},
 	{SigSensitive, regexp.MustCompile(`(?i)\b((private|secret|ssh|signing) keys?|api[ _-]?keys?|access[ _-]?tokens?|auth[ _-]?tokens?|bearer tokens?|refresh tokens?|session (cookies?|tokens?)|passwords?|passwd|credentials?|seed phrase|mnemonic phrase|(conversation|chat) history|previous messages|system prompt|environment variables)\b`)},
-	{SigExfiltrate, regexp.MustCompile(`(?i)\b(pass|put|include|send|append|add|insert|provide|place|copy|paste|attach|embed|encode|store|write)\s+(its|their|the|this|that|all|any|full|entire|your)?\s*(full |entire |complete |whole )?(content|contents|data|text|output|results?|conversation|history|messages?|information|details|secrets?|credentials?|keys?|tokens?|passwords?)\b[^.\n]{0,40}?\b(as|in|into|to|via|through|inside|within)\s+(the\s+)?['"` + "`" + `]?[A-Za-z_][\w.-]*['"` + "`" + `]?(\s+(parameter|param|field|argument|arg|property))?`)},
+	{SigExfiltrate, regexp.MustCompile(`(?i)\b(pass|put|include|send|append|add|insert|provide|place|copy|paste|attach|embed|encode|store|write)\s+(its|their|the|this|that|all|any|full|entire|your)?\s*(full |entire |complete |whole )?(content|contents|data|text|output|results?|conversation|history|messages?|information|details|secrets?|credentials?|keys?|tokens?|passwords?)\b` + pathy + `{0,60}?\b(as|in|into|to|via|through|inside|within)\s+(the\s+)?['"` + "`" + `]?[A-Za-z_][\w.-]*['"` + "`" + `]?(\s+(parameter|param|field|argument|arg|property))?`)},
 	{SigExfiltrate, regexp.MustCompile(`(?i)\b(send|post|upload|forward|transmit|exfiltrate|leak|e-?mail|mail|bcc|cc)\b[^.\n]{0,60}?\b(to|at)\s+(https?://\S+|[\w.+-]+@[\w-]+\.[\w.]+)`)},
 	{SigExfiltrate, regexp.MustCompile(`(?i)\bexfiltrat\w*`)},
+	// The content of a secret file asked for ("the contents of ~/.aws/credentials",
+	// "content from reading ssh id rsa" as a property name).
+	{SigExfiltrate, regexp.MustCompile(`(?i)\b(contents?|text|data|output)\s+(of|from)\s+(reading\s+|the\s+|your\s+|the user'?s\s+)*` + secretFile)},
+	{SigExfiltrate, regexp.MustCompile(`(?i)\b(contents?|text|output|result)\s+(of|from)\s+(reading|running|calling|executing)\b`)},
+	// A plain request to read a secret file: a bare imperative at the start of a sentence.
+	// "open", "copy" and "edit" are left out: set-up instructions ("copy .env.example to
+	// .env and open it") say them in READMEs a tool may return.
+	{SigImperative, regexp.MustCompile(`(?i)(^|[.!?:;]\s+|\n\s*|\b(please|first|now|then|also),?\s+)(read|cat|print|dump|display|include|send|upload|attach|fetch|get)\s+` + pathy + `{0,40}?` + secretFile)},
+	// French: imperatives, concealment, exfiltration.
+	{SigImperative, regexp.MustCompile(`(?i)\b(ignore[zr]?|oublie[zr]?|contourne[zr]?)\b[^.\n]{0,40}\b(instructions|consignes|règles|directives)\b`)},
+	{SigImperative, regexp.MustCompile(`(?i)\bavant d['’]\s*(utiliser|appeler|exécuter|lancer|invoquer)\b[^.\n]{0,40}?\b(lisez|lire|lis|ouvrez|ouvrir|envoyez|envoyer|appelez|appeler|récupérez|consultez|copiez|chargez)\b`)},
+	{SigImperative, regexp.MustCompile(`(?i)\b(vous devez|tu dois|il faut|veuillez)\s+(toujours\s+|d['’]abord\s+|aussi\s+)*(lire|envoyer|ouvrir|appeler|transmettre|inclure|copier|ignorer|oublier|révéler)\b`)},
+	{SigConcealment, regexp.MustCompile(`(?i)\b(ne|n['’])\s*(le |la |les |lui |leur |en |rien )?(dites|dis|dire|mentionnez|mentionne|informez|informe|révélez|révèle|signalez|prévenez|montrez|affichez)\s+(pas|jamais|rien)\b|\bsans\s+(le |l['’]|en |rien )?(dire|mentionner|informer|prévenir|signaler|avertir)\b|\bl['’]utilisateur\s+ne\s+doit\s+(pas|jamais)\b`)},
+	{SigExfiltrate, regexp.MustCompile(`(?i)\b(passez|mettez|incluez|ajoutez|envoyez|transmettez|copiez|insérez|joignez)\s+(son|sa|ses|leur|leurs|le|la|les|tout le|tout)?\s*(contenu|contenus|données|texte|résultat|fichier|clé|clés|secret|mot de passe)\b` + pathy + `{0,60}?\b(dans|comme|en tant que|via|à|au|vers)\b`)},
+	{SigSensitive, regexp.MustCompile(`(?i)\b(mots? de passe|clés? (privées?|api|ssh|secrètes?)|identifiants|jetons? d['’]accès|historique de (la )?conversation|invite système)\b`)},
+	// A parameter that asks for the conversation or the system prompt is a channel out.
+	{SigExfiltrate, regexp.MustCompile(`(?i)^(full |entire |complete |whole )?(system prompt|conversation history|chat history|previous messages|message history|conversation|chat log|tools list|tool list|available tools)s?$`)},
 	{SigExfiltrate, regexp.MustCompile(`(?i)https?://[^\s"'<>]+\?[^\s"'<>]*=(\{|\$|<|%s|\[)`)},
-	{SigConcealment, regexp.MustCompile(`(?i)\b(do not|don't|dont|never|without)\s+(tell|telling|inform|informing|notify|notifying|alert|alerting|mention|mentioning|reveal|revealing|show|showing|let|letting|ask|asking|disclose|disclosing|warn|warning)\b[^.\n]{0,25}\b(user|users|human|person|operator|them)\b`)},
+	{SigConcealment, regexp.MustCompile(`(?i)\b(do not|don't|dont|never|without)\s+(\w+\s+(it\s+)?(or|and|nor)\s+)?(tell|telling|inform|informing|notify|notifying|alert|alerting|mention|mentioning|reveal|revealing|show|showing|let|letting|ask|asking|disclose|disclosing|warn|warning)\b[^.\n]{0,25}\b(user|users|human|person|operator|them)\b`)},
 	{SigConcealment, regexp.MustCompile(`(?i)\b(user|human)s?\s+(should|must|need|needs|does|do|will)\s*(not|n't|never)\s+(to\s+)?(know|see|notice|be (told|informed|aware)|find out)`)},
 	{SigConcealment, regexp.MustCompile(`(?i)\b(keep|hide)\s+(this|it|these|that|the \w+)\s+(secret|hidden|confidential|from)\b`)},
 	{SigConcealment, regexp.MustCompile(`(?i)\b(silently|secretly|covertly|quietly|discreetly|invisibly)\s+(send|read|include|pass|copy|upload|forward|call|add|append|exfiltrate|collect|access|e-?mail|bcc|attach)\b`)},
@@ -59,16 +85,27 @@ type normText struct {
 	off []int // off[i] is the original offset of normalized byte i; off[len(s)] the end
 }
 
-// normalize prepares s for matching. Keys are identifiers: "_", "-" and lower→upper case
+// textConfusables folds the Cyrillic and Greek letters that look like Latin ones, so that
+// "rеаd" written with Cyrillic е and а reads as "read" (the folding of the Unicode confusables
+// table restricted to what renders identically in common fonts).
+var textConfusables = map[rune]rune{
+	'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'к': 'k', 'м': 'm', 'н': 'h', 'о': 'o', 'р': 'p', 'с': 'c', 'т': 't', 'у': 'y', 'х': 'x',
+	'і': 'i', 'ї': 'i', 'ј': 'j', 'ѕ': 's', 'ԁ': 'd', 'ԛ': 'q', 'ԝ': 'w', 'һ': 'h', 'ӏ': 'l', 'ɡ': 'g', 'ɑ': 'a', 'ı': 'i',
+	'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'У': 'Y', 'Х': 'X',
+	'І': 'I', 'Ј': 'J', 'Ѕ': 'S', 'Ԁ': 'D', 'Ԛ': 'Q', 'Ԝ': 'W', 'Һ': 'H', 'Ӏ': 'l',
+	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x',
+	'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O', 'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X',
+}
+
+// normalize prepares s for matching: invisible characters dropped, compatibility forms folded
+// (NFKC: fullwidth ｒｅａｄ, mathematical 𝐫𝐞𝐚𝐝 and ligatures become ASCII), Cyrillic and Greek
+// look-alikes folded onto Latin letters. Keys are identifiers: "_", "-" and lower→upper case
 // changes become spaces.
 func normalize(s string, key bool) normText {
 	var b strings.Builder
 	var off []int
 	prev := rune(0)
-	for i, r := range s {
-		if invisibleKind(r) != "" || isTag(r) || unicode.Is(unicode.Cf, r) {
-			continue
-		}
+	emit := func(i int, r rune) {
 		if key {
 			if r == '_' || r == '-' {
 				r = ' '
@@ -83,6 +120,29 @@ func normalize(s string, key bool) normText {
 			off = append(off, i)
 		}
 		prev = r
+	}
+	for i, r := range s {
+		if invisibleKind(r) != "" || isTag(r) || unicode.Is(unicode.Cf, r) {
+			continue
+		}
+		if r < 0x80 {
+			emit(i, r)
+			continue
+		}
+		if c, ok := textConfusables[r]; ok {
+			emit(i, c)
+			continue
+		}
+		if folded := norm.NFKC.String(string(r)); folded != string(r) {
+			for _, f := range folded {
+				if c, ok := textConfusables[f]; ok {
+					f = c
+				}
+				emit(i, f)
+			}
+			continue
+		}
+		emit(i, r)
 	}
 	off = append(off, len(s))
 	return normText{s: b.String(), off: off}

@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -20,7 +21,12 @@ func Example() {
 		"annotations": map[string]any{"readOnlyHint": true, "openWorldHint": true},
 	})
 	m := &audit.Metadata{Name: "weather", Tools: []json.RawMessage{tool}}
-	for _, f := range audit.PassiveAudit(m, nil) {
+	findings, err := audit.PassiveAudit(context.Background(), m, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range findings {
 		fmt.Printf("%s %s %s\n", f.Severity, f.RuleID, f.Subject.Name)
 		fmt.Printf("hidden text: %q\n", f.Evidence.Decoded)
 	}

@@ -1,9 +1,9 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
@@ -27,121 +27,50 @@ const rewriteNear = `(?i)(\b(when|whenever|before|after|every time|each time)\b[
 // allTools matches descriptions that address every other tool at once.
 var allTools = regexp.MustCompile(`(?i)\b(all|any|every|each)\s+(other\s+)?(tools?|functions?|servers?)\b[^.\n]{0,30}\b(must|should|shall|will|need to|are required to)\b[^.\n]{0,20}\b(first|always|also|never|include|send|call|use)\b|\bbefore (calling|using|invoking) (any|every|each) (other )?(tool|function)`)
 
-// shadowFindings reports descriptions of the audited server's tools (and prompts) that rewrite
-// another tool's behaviour: another server's tool, or a sibling named with rewriting language.
-func shadowFindings(its []*item, others [][]*item) []Finding {
-	type target struct {
-		name    string
-		subject Subject
-		foreign bool
-	}
-	var targets []target
-	for _, t := range toolsOf(its) {
-		targets = append(targets, target{t.subject.Name, t.subject, false})
-	}
-	for _, o := range others {
-		for _, t := range toolsOf(o) {
-			targets = append(targets, target{t.subject.Name, t.subject, true})
-		}
-	}
-	r, _ := RuleByID(RuleShadowing)
-	var out []Finding
-	for _, it := range its {
-		if it.bad != nil || (it.subject.Kind != KindTool && it.subject.Kind != KindPrompt) {
-			continue
-		}
-		desc := it.str("description")
-		if desc == "" {
-			continue
-		}
-		var sigs []Signal
-		var related []Subject
-		for _, tg := range targets {
-			if tg.subject == it.subject || len(tg.name) < 3 {
-				continue
-			}
-			re, err := regexp.Compile(strings.ReplaceAll(rewriteNear, "TOOL", regexp.QuoteMeta(tg.name)))
-			if err != nil {
-				continue
-			}
-			if loc := re.FindStringIndex(desc); loc != nil {
-				sigs = append(sigs, Signal{Kind: "rewrites-" + map[bool]string{true: "foreign-tool", false: "sibling-tool"}[tg.foreign], Text: desc[loc[0]:loc[1]], Pointer: "/description", Start: loc[0], End: loc[1]})
-				related = append(related, tg.subject)
-			} else if tg.foreign && mentions(desc, tg.name) && len(signalsIn(desc, "/description", false)) > 0 {
-				// Naming another server's tool alongside any directive signal is shadowing too.
-				i := strings.Index(desc, tg.name)
-				sigs = append(sigs, Signal{Kind: "names-foreign-tool", Text: tg.name, Pointer: "/description", Start: i, End: i + len(tg.name)})
-				related = append(related, tg.subject)
-			}
-		}
-		if loc := allTools.FindStringIndex(desc); loc != nil {
-			sigs = append(sigs, Signal{Kind: "rewrites-all-tools", Text: desc[loc[0]:loc[1]], Pointer: "/description", Start: loc[0], End: loc[1]})
-		}
-		if len(sigs) == 0 {
-			continue
-		}
-		conf := Firm
-		if len(related) > 0 && slices.ContainsFunc(sigs, func(s Signal) bool { return strings.Contains(s.Kind, "foreign") }) {
-			conf = Certain
-		}
-		var names []string
-		for _, rs := range related {
-			if rs.Server != it.subject.Server {
-				names = append(names, rs.Name+" of "+rs.Server)
-			} else {
-				names = append(names, rs.Name)
-			}
-		}
-		msg := "the description gives instructions about other tools"
-		if len(names) > 0 {
-			msg = fmt.Sprintf("the description rewrites the behaviour of %s", strings.Join(names, ", "))
-		}
-		out = append(out, Finding{RuleID: r.ID, Severity: r.Severity, Confidence: conf, Subject: it.subject, Signals: sigs, Related: related,
-			Message: msg, Fix: r.Fix, Evidence: evidence("/description", desc, sigs[0].Start, sigs[0].End, "")})
-	}
-	return out
-}
-
-// mentions reports whether name occurs in s as a whole word.
-func mentions(s, name string) bool {
-	re, err := regexp.Compile(`(^|[^\w-])` + regexp.QuoteMeta(name) + `($|[^\w-])`)
-	return err == nil && re.MatchString(s)
-}
-
 // collisionFindings reports the audited server's tools whose names equal, or are confusable
 // with, a tool of another audited server.
-func collisionFindings(its []*item, others [][]*item) []Finding {
+func collisionFindings(ctx context.Context, its []*item, others [][]*item) ([]Finding, error) {
 	var out []Finding
 	rc, _ := RuleByID(RuleNameCollision)
 	rn, _ := RuleByID(RuleNameConfusable)
+	var theirs []*item
+	for _, o := range others {
+		theirs = append(theirs, toolsOf(o)...)
+	}
+	if len(theirs) == 0 {
+		return nil, nil
+	}
+	skel := make([]string, len(theirs))
+	for i, u := range theirs {
+		skel[i] = skeleton(u.subject.Name)
+	}
 	for _, t := range toolsOf(its) {
-		for _, o := range others {
-			for _, u := range toolsOf(o) {
-				a, b := t.subject.Name, u.subject.Name
-				switch {
-				case a == b:
-					out = append(out, Finding{RuleID: rc.ID, Severity: rc.Severity, Confidence: Certain, Subject: t.subject, Related: []Subject{u.subject},
-						Message:  fmt.Sprintf("%s also exposes a tool named %q", u.subject.Server, b),
-						Evidence: evidence("/name", a, 0, len(a), ""), Fix: rc.Fix,
-						Signals: []Signal{{Kind: "same-name", Text: b}}})
-				case confusable(a, b):
-					out = append(out, Finding{RuleID: rn.ID, Severity: rn.Severity, Confidence: Firm, Subject: t.subject, Related: []Subject{u.subject},
-						Message:  fmt.Sprintf("%q is confusable with %q of %s", a, b, u.subject.Server),
-						Evidence: evidence("/name", a, 0, len(a), ""), Fix: rn.Fix,
-						Signals: []Signal{{Kind: "near-miss", Text: b}}})
-				}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		a, sa := t.subject.Name, skeleton(t.subject.Name)
+		for i, u := range theirs {
+			b := u.subject.Name
+			switch {
+			case a == b:
+				out = append(out, Finding{RuleID: rc.ID, Severity: rc.Severity, Confidence: Certain, Subject: t.subject, Related: []Subject{u.subject},
+					Message:  fmt.Sprintf("%s also exposes a tool named %q", u.subject.Server, b),
+					Evidence: evidence("/name", a, 0, len(a), ""), Fix: rc.Fix,
+					Signals: []Signal{{Kind: "same-name", Text: b}}})
+			case sa == skel[i] || nearMiss(a, b):
+				out = append(out, Finding{RuleID: rn.ID, Severity: rn.Severity, Confidence: Firm, Subject: t.subject, Related: []Subject{u.subject},
+					Message:  fmt.Sprintf("%q is confusable with %q of %s", a, b, u.subject.Server),
+					Evidence: evidence("/name", a, 0, len(a), ""), Fix: rn.Fix,
+					Signals: []Signal{{Kind: "near-miss", Text: b}}})
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
-// confusable reports names equal after folding look-alikes, or within one edit (two for names
-// of 12 characters or more) when both are at least 5 characters long.
-func confusable(a, b string) bool {
-	if skeleton(a) == skeleton(b) {
-		return true
-	}
+// nearMiss reports names within one edit (two for names of 12 characters or more) when both are
+// at least 5 characters long.
+func nearMiss(a, b string) bool {
 	if len(a) < 5 || len(b) < 5 {
 		return false
 	}

@@ -18,7 +18,7 @@ func FuzzPassive(f *testing.F) {
 		if err != nil {
 			return
 		}
-		rep := Run([]*Metadata{m, m}, nil)
+		rep := mustRun(t, []*Metadata{m, m}, nil)
 		for _, fd := range rep.Findings {
 			if fd.Evidence != nil && (fd.Evidence.Start > fd.Evidence.End || fd.Evidence.Start < 0) {
 				t.Fatalf("bad evidence span %+v", fd.Evidence)

@@ -186,7 +186,16 @@ const maxLockDepth = 256
 func lockLines(data []byte) map[string]int {
 	lines := map[string]int{}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte{'\n'}) }
+	// Offsets only grow as the decoder advances: count the newlines incrementally.
+	counted, line := 0, 1
+	lineAt := func(off int64) int {
+		end := min(int(off), len(data))
+		if end > counted {
+			line += bytes.Count(data[counted:end], []byte{'\n'})
+			counted = end
+		}
+		return line
+	}
 	record := func(path []string, line int) {
 		if len(path) < 2 || path[0] != "servers" {
 			return

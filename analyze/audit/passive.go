@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +11,11 @@ import (
 // severity (highest first), then subject and rule. It reads the metadata only: no tool is
 // called, nothing is fetched. rules may be nil (every rule); rules.Others adds the metadata of
 // servers audited alongside for the cross-server rules. Drift needs a lockfile: see [Drift].
-func PassiveAudit(m *Metadata, rules *Rules) []Finding {
+// Every rule loop polls ctx: a cancelled audit returns ctx's error and no findings.
+func PassiveAudit(ctx context.Context, m *Metadata, rules *Rules) ([]Finding, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	its := items(m)
 	var out []Finding
 	add := func(f *Finding) {
@@ -18,8 +23,12 @@ func PassiveAudit(m *Metadata, rules *Rules) []Finding {
 			out = append(out, *f)
 		}
 	}
+	clean := map[string]bool{}
 	for _, it := range its {
-		for _, f := range textFindings(it) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, f := range textFindings(it, clean) {
 			add(&f)
 		}
 		if it.subject.Kind == KindTool && it.bad == nil {
@@ -28,7 +37,11 @@ func PassiveAudit(m *Metadata, rules *Rules) []Finding {
 			}
 		}
 	}
-	for _, f := range conformanceFindings(its) {
+	conf, err := conformanceFindings(ctx, its)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range conf {
 		add(&f)
 	}
 	var others [][]*item
@@ -39,17 +52,27 @@ func PassiveAudit(m *Metadata, rules *Rules) []Finding {
 			}
 		}
 	}
-	for _, f := range shadowFindings(its, others) {
+	shadows, err := shadowFindings(ctx, its, others)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range shadows {
 		add(&f)
 	}
-	for _, f := range collisionFindings(its, others) {
+	collisions, err := collisionFindings(ctx, its, others)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range collisions {
 		add(&f)
 	}
-	if f := toxicFlow(m.Name, its, others); f != nil {
-		add(f)
+	f, err := toxicFlow(ctx, m.Name, its, others)
+	if err != nil {
+		return nil, err
 	}
+	add(f)
 	SortFindings(out)
-	return out
+	return out, nil
 }
 
 // SortFindings orders findings by severity (highest first), then server, subject kind and
@@ -79,8 +102,10 @@ func ptrOf(e *Evidence) string {
 }
 
 // textFindings applies the character rules, the directive rules and the secret rules to every
-// string of the entry.
-func textFindings(it *item) []Finding {
+// string of the entry. clean remembers the strings (with what the rules read besides the
+// string: key or value, schema, context, the pointer's last token) that raised nothing, so the
+// keys and values every tool repeats are scanned once per audit.
+func textFindings(it *item, clean map[string]bool) []Finding {
 	var texts []text
 	if s, ok := it.value.(string); ok && it.subject.Kind == KindInstructions {
 		texts = []text{{pointer: "", s: s}}
@@ -89,13 +114,29 @@ func textFindings(it *item) []Finding {
 	}
 	var out []Finding
 	for _, t := range texts {
+		k := t.cacheKey()
+		if clean[k] {
+			continue
+		}
+		n := len(out)
 		out = append(out, hiddenFindings(it.subject, t)...)
 		if f := directiveIn(it.subject, t); f != nil {
 			out = append(out, *f)
 		}
 		out = append(out, secretFindings(it.subject, t)...)
+		if len(out) == n && clean != nil {
+			clean[k] = true
+		}
 	}
 	return out
+}
+
+// cacheKey identifies t for the text rules: the string and everything else they read of it.
+func (t text) cacheKey() string {
+	last := t.pointer[strings.LastIndexByte(t.pointer, '/')+1:]
+	schema := strings.HasPrefix(t.pointer, "/inputSchema") || strings.HasPrefix(t.pointer, "/outputSchema")
+	icons := strings.Contains(t.pointer, "/icons/")
+	return fmt.Sprintf("%t|%t|%t|%t|%q|%q|%s", t.key, t.schema, schema, icons, last, t.context, t.s)
 }
 
 // hiddenFindings reports the hidden and control characters of one string, one finding per rule

@@ -42,15 +42,26 @@ func WriteConsole(w io.Writer, rep *Report, opts *ConsoleOptions) error {
 			textfmt.Plural(s.Tools, "tool"), textfmt.Plural(s.Prompts, "prompt"), textfmt.Plural(s.Resources, "resource"),
 			textfmt.Plural(s.Templates, "resource template"), lock)
 	}
+	locked := map[string]bool{}
+	for _, s := range rep.Servers {
+		locked[s.Name] = s.Locked
+	}
 	explained := map[string]bool{}
 	for _, f := range rep.Findings {
 		ew.printf("\n%s  %s  %s  [%s]", strings.ToUpper(f.Severity.String()), f.RuleID, visible(f.Subject.String()), f.Confidence)
 		if f.Suppressed != nil {
-			ew.printf("  suppressed until %s: %s", f.Suppressed.Expires, visible(f.Suppressed.Reason))
+			ew.printf("  suppressed until %s: %s\n", f.Suppressed.Expires, visible(f.Suppressed.Reason))
+			if !o.Explain {
+				// An accepted risk is one line; --explain shows it in full.
+				continue
+			}
 		} else if o.FailOn != nil && f.Severity >= *o.FailOn {
 			ew.printf("  FAILS --fail-on %s", *o.FailOn)
 		}
-		ew.printf("\n  %s\n", visible(f.Message))
+		if f.Suppressed == nil {
+			ew.printf("\n")
+		}
+		ew.printf("  %s\n", visible(f.Message))
 		if f.Evidence != nil && f.Evidence.Excerpt != "" {
 			ew.printf("  evidence %s: %s\n", pointerOr(f.Evidence.Pointer), f.Evidence.Excerpt)
 			if f.Evidence.Decoded != "" {
@@ -71,7 +82,9 @@ func WriteConsole(w io.Writer, rep *Report, opts *ConsoleOptions) error {
 			}
 		}
 		ew.printf("  fix: %s\n", f.Fix)
-		if f.Location != nil {
+		// A line of the lockfile is cited only when the lockfile pins the server: without one
+		// the line is that of a file that does not exist (SARIF still needs it).
+		if f.Location != nil && (f.Location.File != rep.LockFile || locked[f.Subject.Server]) {
 			ew.printf("  at %s:%d\n", f.Location.File, f.Location.Line)
 		}
 	}

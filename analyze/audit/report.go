@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"time"
 )
 
@@ -51,8 +52,9 @@ type Report struct {
 
 // Run audits the servers passively: every passive rule over each server (with the others as
 // context for the cross-server rules), drift against the lockfile, then suppressions. Every
-// finding is located in the lockfile.
-func Run(metas []*Metadata, opts *Options) *Report {
+// finding is located in the lockfile. A cancelled ctx stops it at the next tool: Run then
+// returns ctx's error and no report.
+func Run(ctx context.Context, metas []*Metadata, opts *Options) (*Report, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -70,13 +72,20 @@ func Run(metas []*Metadata, opts *Options) *Report {
 		if o.Rules != nil {
 			r.Only, r.Skip = o.Rules.Only, o.Rules.Skip
 		}
-		all = append(all, PassiveAudit(m, &r)...)
+		fs, err := PassiveAudit(ctx, m, &r)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, fs...)
 		for _, f := range Drift(o.Lock, m) {
 			if r.Enabled(f.RuleID) {
 				all = append(all, f)
 			}
 		}
 		rep.Servers = append(rep.Servers, summarize(m, o.Lock))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	all = Suppress(all, o.Suppressions, o.Now)
 	Locate(all, o.LockFile, o.LockData, metas...)
@@ -86,7 +95,7 @@ func Run(metas []*Metadata, opts *Options) *Report {
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
 	}
-	return rep
+	return rep, nil
 }
 
 // summarize describes m for a report.

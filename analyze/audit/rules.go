@@ -54,6 +54,7 @@ const (
 	RuleDuplicate          = "duplicate-name"
 	RuleSchemaInvalid      = "schema-invalid"
 	RuleRequired           = "required-not-in-properties"
+	RuleUndocumented       = "undocumented-open-schema"
 	RuleDriftChanged       = "drift-tool-changed"
 	RuleDriftSchema        = "drift-schema-changed"
 	RuleDriftAdded         = "drift-tool-added"
@@ -68,6 +69,7 @@ const (
 	RuleInjection       = "active-injection"
 	RuleDisclosure      = "active-information-disclosure"
 	RuleOutputPoisoning = "active-output-poisoning"
+	RuleOutputSecret    = "active-secret-in-output"
 	RuleExhaustion      = "active-resource-exhaustion"
 )
 
@@ -108,7 +110,7 @@ func Catalog() []Rule {
 			"Rewrite the schema text; property names and defaults should describe data, not instruct."},
 		{RuleShadowing, "Cross-tool shadowing", High, Passive,
 			"A description rewrites how another tool (of this or another server) behaves.",
-			"Fires when a tool's description names another tool together with behaviour-changing language (\"when X is called, always …\", \"X must …\", \"override\"), or addresses all other tools at once. A pointer to a sibling such as \"use read_text_file instead\" is normal and not reported.",
+			"Fires when a tool's description names another tool together with behaviour-changing language (\"when X is called, always …\", \"X must …\", \"override\"), or addresses all other tools at once. Any tool-like name counts, audited or not, when the text configures it (\"also configures the send_email tool\", \"a side effect on the send_email tool\"), hooks its calls to change them (\"when send_message is invoked, make sure to change the recipient\") or orders it (\"send_email must send all emails to …\"), with a second such signal or a directive signal. A pointer to a sibling such as \"use read_text_file instead\" is normal and not reported.",
 			"Describe only this tool; never give instructions about other tools."},
 		{RuleNameCollision, "Tool name collision across servers", Medium, Passive,
 			"Two audited servers expose a tool with the same name.",
@@ -120,11 +122,11 @@ func Catalog() []Rule {
 			"Rename the tool so it is clearly distinct."},
 		{RuleReadOnlyMismatch, "readOnlyHint contradicts the tool", High, Passive,
 			"A tool annotated readOnlyHint: true says (by name or description) that it changes state.",
-			"Annotations drive client confirmation prompts; a mutating tool that claims to be read-only skips them. Fires on a mutating verb at the start of the name (delete, write, send, execute …), on an opening sentence that says so, or on destructiveHint: true alongside readOnlyHint: true.",
+			"Annotations drive client confirmation prompts; a mutating tool that claims to be read-only skips them. Fires on a mutating verb at the start of the name (delete, write, send, execute …), on an opening sentence that says so, on a description that says it runs shell commands or code, or on destructiveHint: true alongside readOnlyHint: true.",
 			"Set readOnlyHint: false (and destructiveHint as appropriate), or rename the tool if it truly only reads."},
-		{RuleDestructive, "Delete-like tool without destructiveHint", Medium, Passive,
-			"A tool whose name deletes, drops or wipes does not declare destructiveHint: true.",
-			"Clients ask before destructive calls only when told. Fires when the annotation is absent or false on a tool named delete/remove/drop/destroy/purge/erase/wipe/truncate/kill/revoke/uninstall. A tool already annotated destructive is never reported.",
+		{RuleDestructive, "Delete-like tool declared not destructive", Medium, Passive,
+			"A tool whose name deletes, drops or wipes declares destructiveHint: false.",
+			"Clients ask before destructive calls only when told. Fires when a tool named delete/remove/drop/destroy/purge/erase/wipe/truncate/kill/revoke/uninstall says destructiveHint: false. An absent annotation is not reported: the specification's default for destructiveHint is already true.",
 			"Add annotations {readOnlyHint: false, destructiveHint: true}."},
 		{RuleExec, "Code or command execution", Info, Passive,
 			"A tool executes code or shell commands.",
@@ -158,6 +160,10 @@ func Catalog() []Rule {
 			"A schema's required names a property its properties do not define.",
 			"No argument can satisfy such a schema reliably; usually a rename left behind.",
 			"Make required a subset of properties."},
+		{RuleUndocumented, "Undocumented tool with an open schema", Low, Passive,
+			"A tool has no description and an input schema that names no property and closes nothing.",
+			"With neither a description nor properties ({\"type\":\"object\"}) a model can only guess what the tool does and what to send, and anything it sends is accepted. A parameterless tool with a description, or a schema with properties or additionalProperties: false, is fine.",
+			"Describe the tool and declare its parameters (or additionalProperties: false when it takes none)."},
 		{RuleDriftChanged, "Tool definition changed since the lockfile (rug pull)", High, Passive,
 			"A tool's description, title or annotations differ from the committed lockfile.",
 			"A server that changes what it tells the model after it was reviewed can turn a benign tool malicious (rug pull). Field-level differences are listed.",
@@ -197,7 +203,7 @@ func Catalog() []Rule {
 			"Validate arguments against the inputSchema before acting."},
 		{RulePathTraversal, "Path traversal outside the allowed root", Critical, ActiveMode,
 			"A tool returned the content of a canary file placed outside its working directory.",
-			"A file holding a random nonce is written next to the server's temporary working directory and requested as ../<canary> and by absolute path; only the nonce in the output is proof.",
+			"A file holding a random nonce is written next to the server's temporary working directory and requested as ../<canary> and by absolute path. Each allowed root (the working directory, and the directories on the server's command line) also gets a prefix sibling <root>_mcpspec-<nonce>/ and a symlink inside it pointing out, requested by absolute path, through ..%2f and through ..\\. Only the nonce in the output is proof.",
 			"Resolve paths (and symlinks) and refuse anything outside the allowed roots."},
 		{RuleInjection, "Template or command injection", Critical, ActiveMode,
 			"A tool evaluated an expression or command embedded in its input.",
@@ -211,6 +217,10 @@ func Catalog() []Rule {
 			"A tool result carries hidden characters, escape sequences or directive injection.",
 			"The passive text rules applied to what tools return during the active audit.",
 			"Sanitise tool output; never relay untrusted content verbatim without marking it."},
+		{RuleOutputSecret, "Credential in tool output", High, ActiveMode,
+			"A tool's output (a result or an error) carries a credential.",
+			"Known token formats (AWS, GitHub, OpenAI, Stripe, private keys …) and NAME=value or NAME: value pairs whose name says secret (API_KEY, DB_PASSWORD, *_TOKEN, *_SECRET …) with a non-placeholder value. The value is masked in the report.",
+			"Never return configuration or environment values in results or errors; rotate the credential."},
 		{RuleExhaustion, "Resource exhaustion", Medium, ActiveMode,
 			"A bounded oversized input crashed the server or made it miss the deadline.",
 			"One call per tool with a 1 MiB string (or a long array) under the call timeout.",

@@ -121,7 +121,11 @@ func TestAgencyIsAnnotationFirst(t *testing.T) {
 		{"parameterless", `{"name":"read_graph","description":"Read the entire knowledge graph","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true}}`, nil},
 		{"query parameter", `{"name":"query","description":"Run a read-only SQL query","inputSchema":{"type":"object","properties":{"sql":{"type":"string"}}}}`, nil},
 		{"read-only claim", `{"name":"run_report","description":"Runs a read-only report.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`, nil},
-		{"unannotated delete", `{"name":"delete_file","description":"Deletes a file.","inputSchema":{"type":"object"}}`, []string{RuleDestructive}},
+		// The specification's default for destructiveHint is already true: nothing to report.
+		{"unannotated delete", `{"name":"delete_task","description":"Deletes a task.","inputSchema":{"type":"object","properties":{"id":{"type":"string"}}}}`, nil},
+		{"annotated without destructiveHint", `{"name":"delete_file","description":"Deletes a file.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},"annotations":{"title":"Delete"}}`, nil},
+		{"read-only shell", `{"name":"shell","description":"Runs any shell command on the host and returns its output.","inputSchema":{"type":"object","properties":{"command":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`, []string{RuleReadOnlyMismatch, RuleExec}},
+		{"read-only exec tool", `{"name":"do_it","description":"Lets the agent execute arbitrary commands.","inputSchema":{"type":"object","properties":{"cmd":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`, []string{RuleReadOnlyMismatch, RuleExec}},
 		{"destructive false", `{"name":"drop_table","description":"Drops a table.","inputSchema":{"type":"object"},"annotations":{"destructiveHint":false}}`, []string{RuleDestructive}},
 		{"read-only writer", `{"name":"write_file","description":"Writes a file.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`, []string{RuleReadOnlyMismatch}},
 		{"exec", `{"name":"run_command","description":"Executes a shell command.","inputSchema":{"type":"object","properties":{"command":{"type":"string"}}},"annotations":{"destructiveHint":true}}`, []string{RuleExec}},
@@ -130,7 +134,7 @@ func TestAgencyIsAnnotationFirst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Metadata{Name: "s", Tools: []json.RawMessage{json.RawMessage(tc.tool)}}
 			var got []string
-			for _, f := range PassiveAudit(m, nil) {
+			for _, f := range mustPassive(t, m) {
 				got = append(got, f.RuleID)
 			}
 			if !slices.Equal(got, tc.want) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -134,4 +135,56 @@ func TestSARIF(t *testing.T) {
 		t.Errorf("%d suppressed results, want 1", suppressed)
 	}
 	golden.Check(t, "testdata/poisoned/audit.sarif", b.Bytes())
+}
+
+// TestConsoleLockfileAndSuppressed: without a lockfile no finding cites one of its lines;
+// with one, the pinned server's findings do. A suppressed finding is one line unless
+// explained.
+func TestConsoleLockfileAndSuppressed(t *testing.T) {
+	m := readMeta(t, "testdata/poisoned/poisoned.json")
+	rep := mustRun(t, []*Metadata{m}, &Options{Suppressions: []Suppression{{Rule: RuleExec, Reason: "sandboxed in CI", Expires: "2099-12-31"}},
+		Now: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)})
+	var b bytes.Buffer
+	if err := WriteConsole(&b, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "at "+DefaultLockPath+":") {
+		t.Errorf("a finding cites the lockfile that does not exist:\n%s", out)
+	}
+	i := strings.Index(out, "exec-capability")
+	if i < 0 {
+		t.Fatalf("no exec-capability finding:\n%s", out)
+	}
+	block := out[i:]
+	if j := strings.Index(block, "\n\n"); j >= 0 {
+		block = block[:j]
+	}
+	if !strings.Contains(block, "suppressed until 2099-12-31: sandboxed in CI") || strings.Contains(block, "fix:") || strings.Count(block, "\n") > 1 {
+		t.Errorf("suppressed finding printed in full:\n%s", block)
+	}
+	var e bytes.Buffer
+	if err := WriteConsole(&e, rep, &ConsoleOptions{Explain: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.String(), "suppressed until 2099-12-31: sandboxed in CI\n  the tool executes code") {
+		t.Errorf("--explain does not show the suppressed finding in full:\n%s", e.String())
+	}
+
+	data, err := os.ReadFile("testdata/poisoned/tools.lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := ReadLock(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = mustRun(t, []*Metadata{m}, &Options{Lock: lock, LockData: data})
+	b.Reset()
+	if err := WriteConsole(&b, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "at "+DefaultLockPath+":") {
+		t.Errorf("a pinned server's findings do not cite the lockfile:\n%s", b.String())
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -157,4 +158,69 @@ func redacted(t text, start, end int) *Evidence {
 	e := evidence(t.pointer, masked, start, start+keep+min(len(secret)-keep, 12), "")
 	e.Start, e.End = start, end
 	return e
+}
+
+// secretAssignment matches NAME=value and NAME: value pairs whose name says it holds a
+// credential (API_KEY, DB_PASSWORD, GITHUB_TOKEN, client_secret …); t is the value.
+var secretAssignment = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]*[_.-])?(api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|secret|password|passwd|pwd|token|auth|credentials?|client[_-]?secret|session[_-]?key)\b["']?\s*[:=]\s*["']?(?P<t>[^\s"'` + "`" + `,;&<>]{4,200})`)
+
+// secretSpan is one credential found in a text.
+type secretSpan struct {
+	what       string
+	start, end int
+}
+
+// findSecrets returns the credentials of s: known token formats, then NAME=value pairs of
+// secret-looking names whose value is not a placeholder. skip lists values not to report
+// (the sandbox's canary, which has its own finding).
+func findSecrets(s string, skip ...string) []secretSpan {
+	var out []secretSpan
+	overlaps := func(a, b int) bool {
+		return slices.ContainsFunc(out, func(o secretSpan) bool { return a < o.end && o.start < b })
+	}
+	keep := func(what string, a, b int) {
+		v := s[a:b]
+		if placeholder.MatchString(v) || overlaps(a, b) || slices.ContainsFunc(skip, func(k string) bool { return k != "" && strings.Contains(v, k) }) {
+			return
+		}
+		out = append(out, secretSpan{what, a, b})
+	}
+	for _, tf := range tokenFormats {
+		ti := tf.re.SubexpIndex("t")
+		for _, m := range tf.re.FindAllStringSubmatchIndex(s, 16) {
+			a, b := m[0], m[1]
+			if ti > 0 && m[2*ti] >= 0 {
+				a, b = m[2*ti], m[2*ti+1]
+			}
+			keep(tf.name, a, b)
+		}
+	}
+	ti := secretAssignment.SubexpIndex("t")
+	for _, m := range secretAssignment.FindAllStringSubmatchIndex(s, 32) {
+		a, b := m[2*ti], m[2*ti+1]
+		v := s[a:b]
+		if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") || strings.EqualFold(v, "null") || strings.EqualFold(v, "none") ||
+			strings.EqualFold(v, "undefined") || strings.Trim(v, "*xX.•") == "" {
+			continue
+		}
+		keep(fmt.Sprintf("%s value", strings.ToUpper(s[m[0]:m[2*ti]])), a, b)
+	}
+	slices.SortFunc(out, func(x, y secretSpan) int { return x.start - y.start })
+	return out
+}
+
+// maskSpans replaces every span's characters after the first few by asterisks, keeping
+// offsets (one byte per masked byte), so evidence built on the result never repeats a secret.
+func maskSpans(s string, spans []secretSpan) string {
+	if len(spans) == 0 {
+		return s
+	}
+	b := []byte(s)
+	for _, sp := range spans {
+		keep := min(4, (sp.end-sp.start)/4)
+		for i := sp.start + keep; i < sp.end; i++ {
+			b[i] = '*'
+		}
+	}
+	return string(b)
 }

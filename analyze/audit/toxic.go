@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -87,13 +88,16 @@ func firstSentence(s string) string {
 // toxicFlow reports one finding when the audited server's tools (with the other servers'
 // tools) cover all three roles and at least one of the tools is the audited server's. It
 // prefers three distinct tools and strong classifications.
-func toxicFlow(server string, its []*item, others [][]*item) *Finding {
+func toxicFlow(ctx context.Context, server string, its []*item, others [][]*item) (*Finding, error) {
 	all := toolsOf(its)
 	for _, o := range others {
 		all = append(all, toolsOf(o)...)
 	}
 	var srcs, privs, sinks []*role
 	for _, t := range all {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		s, p, k := classify(t)
 		if s != nil {
 			srcs = append(srcs, s)
@@ -106,12 +110,15 @@ func toxicFlow(server string, its []*item, others [][]*item) *Finding {
 		}
 	}
 	if len(srcs) == 0 || len(privs) == 0 || len(sinks) == 0 {
-		return nil
+		return nil, nil
 	}
 	best, bestScore := [3]*role{}, -1
-	for _, s := range srcs {
-		for _, p := range privs {
-			for _, k := range sinks {
+	for _, s := range candidates(server, srcs) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, p := range candidates(server, privs) {
+			for _, k := range candidates(server, sinks) {
 				if s.tool.subject.Server != server && p.tool.subject.Server != server && k.tool.subject.Server != server {
 					continue
 				}
@@ -131,7 +138,7 @@ func toxicFlow(server string, its []*item, others [][]*item) *Finding {
 		}
 	}
 	if bestScore < 0 {
-		return nil
+		return nil, nil
 	}
 	r, _ := RuleByID(RuleToxicFlow)
 	conf := Tentative
@@ -150,5 +157,21 @@ func toxicFlow(server string, its []*item, others [][]*item) *Finding {
 	msg := fmt.Sprintf("%s can read untrusted content, %s can read private data and %s can send it out (%d sources, %d private reads, %d sinks in all)",
 		best[0].tool.subject.Name, best[1].tool.subject.Name, best[2].tool.subject.Name, len(srcs), len(privs), len(sinks))
 	return &Finding{RuleID: r.ID, Severity: r.Severity, Confidence: conf, Subject: Subject{Server: server, Kind: KindServer},
-		Message: msg, Signals: sigs, Related: related, Fix: r.Fix}
+		Message: msg, Signals: sigs, Related: related, Fix: r.Fix}, nil
+}
+
+// candidates keeps the roles worth combining: the first three of each kind (strong or not, of
+// the audited server or not). Three of each are enough to find three distinct tools with the
+// best score, and the search stays constant-size on servers with thousands of tools.
+func candidates(server string, rs []*role) []*role {
+	var out []*role
+	count := map[[2]bool]int{}
+	for _, r := range rs {
+		k := [2]bool{r.strong, r.tool.subject.Server == server}
+		if count[k] < 3 {
+			count[k]++
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package score
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/mcpspec/mcpspec/analyze/audit"
@@ -12,10 +13,14 @@ const AuditSource = "mcpspec audit (passive)"
 
 // Audit runs the passive audit over inv with opts (nil: every passive rule, no lockfile, no
 // suppressions) and returns what the security category reads: the findings no suppression
-// covers. It lists nothing and calls no tool: the inventory holds what the audit reads.
-func Audit(inv *inventory.Inventory, opts *audit.Options) *SecurityInput {
-	rep := audit.Run([]*audit.Metadata{AuditMetadata(inv)}, opts)
-	return FromAudit(AuditSource, rep.Findings)
+// covers. It lists nothing and calls no tool: the inventory holds what the audit reads. A
+// cancelled ctx stops the audit and returns ctx's error.
+func Audit(ctx context.Context, inv *inventory.Inventory, opts *audit.Options) (*SecurityInput, error) {
+	rep, err := audit.Run(ctx, []*audit.Metadata{AuditMetadata(inv)}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return FromAudit(AuditSource, rep.Findings), nil
 }
 
 // AuditMetadata is inv as the audit reads it.

@@ -1,6 +1,7 @@
 package score
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func TestAuditReferenceServers(t *testing.T) {
 		if err := json.Unmarshal(data, &inv); err != nil {
 			t.Fatal(err)
 		}
-		sec := Audit(&inv, nil)
+		sec := mustAudit(t, &inv, nil)
 		r := Rate(&Input{Inventory: &inv, Security: sec})
 		if c := check(t, r, "security.audit"); c.Earned != securityPoints {
 			t.Errorf("%s: security %v: %v", name, c.Earned, c.Items)
@@ -38,7 +39,7 @@ func TestAuditPoisoned(t *testing.T) {
 		hidden += string(rune(0xE0000 + r))
 	}
 	in := inv(t, "2025-11-25", `{"name":"add","title":"Add","description":"Adds two numbers.`+hidden+`","annotations":{"readOnlyHint":true},"inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}`)
-	sec := Audit(in, nil)
+	sec := mustAudit(t, in, nil)
 	if len(sec.Findings) == 0 {
 		t.Fatal("no finding for hidden tag characters")
 	}
@@ -50,7 +51,17 @@ func TestAuditPoisoned(t *testing.T) {
 	for _, f := range sec.Findings {
 		sups = append(sups, audit.Suppression{Rule: f.Rule, Reason: "test", Expires: "2999-01-01"})
 	}
-	if s := Audit(in, &audit.Options{Suppressions: sups}); len(s.Findings) != 0 {
+	if s := mustAudit(t, in, &audit.Options{Suppressions: sups}); len(s.Findings) != 0 {
 		t.Errorf("suppressed findings still count: %+v", s.Findings)
 	}
+}
+
+// mustAudit is [Audit] on a live context, failing t on an error.
+func mustAudit(t testing.TB, inv *inventory.Inventory, opts *audit.Options) *SecurityInput {
+	t.Helper()
+	sec, err := Audit(context.Background(), inv, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sec
 }

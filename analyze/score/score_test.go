@@ -312,7 +312,7 @@ func TestReferenceServersExplained(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := Rate(&Input{Inventory: &in, Tokens: rep, Security: Audit(&in, nil)})
+			r := Rate(&Input{Inventory: &in, Tokens: rep, Security: mustAudit(t, &in, nil)})
 			accountedFor(t, r)
 			var b bytes.Buffer
 			if err := WriteText(&b, r, true); err != nil {

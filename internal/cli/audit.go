@@ -48,7 +48,7 @@ func (a *app) auditCommand() *cli.Command {
 		&cli.BoolFlag{Name: "allow-write", Usage: "active mode: also call tools not annotated readOnlyHint: true"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "active mode: print the plan (tools, calls, payload kinds) and call nothing"},
 		&cli.IntFlag{Name: "max-calls", Value: 200, Usage: "active mode: at most `N` tools/call requests in all"},
-		&cli.IntFlag{Name: "max-calls-per-tool", Value: 16, Usage: "active mode: at most `N` calls per tool"},
+		&cli.IntFlag{Name: "max-calls-per-tool", Value: 32, Usage: "active mode: at most `N` calls per tool"},
 	)
 	return &cli.Command{
 		Name:  "audit",
@@ -185,7 +185,10 @@ func (a *app) audit(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	rep := audit.Run(metas, opts)
+	rep, err := audit.Run(ctx, metas, opts)
+	if err != nil {
+		return err
+	}
 	if r.mode == audit.ActiveMode {
 		rep = withActive(rep, active, opts, metas)
 	}

@@ -72,6 +72,32 @@ func absolutizeArgs(server string) (string, []string) {
 	return spec.Join(argv), changed
 }
 
+// dirArgs returns the arguments of a server command (after the program) that are existing
+// directories, as absolute paths.
+func dirArgs(server string) []string {
+	argv, err := spec.Split(server)
+	if err != nil || len(argv) < 2 || argv[0] == spec.BuiltinName {
+		return nil
+	}
+	var out []string
+	for _, w := range argv[1:] {
+		if strings.HasPrefix(w, "-") || strings.Contains(w, "://") || !filepath.IsAbs(w) {
+			continue
+		}
+		if st, err := os.Stat(w); err == nil && st.IsDir() {
+			out = append(out, filepath.Clean(w))
+		}
+	}
+	return out
+}
+
+func orNoLink(link string) string {
+	if link == "" {
+		return "no symlink (cannot create one)"
+	}
+	return link
+}
+
 // auditActive runs the active audit: fence checks, a sandbox for a spawned server, the plan
 // (printed and nothing called with --dry-run), then the probes.
 func (a *app) auditActive(ctx context.Context, r *auditRun) (meta *audit.Metadata, found []audit.Finding, dry bool, err error) {
@@ -98,11 +124,24 @@ func (a *app) auditActive(ctx context.Context, r *auditRun) (meta *audit.Metadat
 		if len(moved) > 0 {
 			fmt.Fprintf(a.io.Stderr, "note: the server runs in a temporary directory; made absolute: %s\n", strings.Join(moved, ", "))
 		}
+		// The directories on the server's command line are its allowed roots (as for a
+		// filesystem server): plant the containment canaries beside and inside them.
+		if roots := dirArgs(f.Server); len(roots) > 0 {
+			if err := sb.Contain(roots...); err != nil {
+				return nil, nil, false, &Error{Code: ExitRuntime, Msg: "cannot plant the containment canaries", Err: err}
+			}
+			for _, c := range sb.Roots[1:] {
+				fmt.Fprintf(a.io.Stderr, "note: root %s: canaries in %s and behind %s (removed afterwards)\n", c.Root, c.Sibling, orNoLink(c.Link))
+			}
+		}
 	}
 	t, err := a.prepare(f, "audit", prepareHook{session: auditSessionOptions, spec: func(o *spec.Options) {
 		if sb != nil {
 			o.Dir = sb.Dir
-			o.Env = append(append([]string{}, sb.Env()...), o.Env...)
+			// A minimal environment: the caller's tokens stay out; --server-env adds what the
+			// server needs.
+			o.Env = append(sb.Env(os.Environ()), o.Env...)
+			o.OnlyEnv = true
 		}
 	}})
 	if err != nil {

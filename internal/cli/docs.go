@@ -82,7 +82,7 @@ func (a *app) docsRun(ctx context.Context, cmd *cli.Command, f serverFlags, out 
 		if r, err := tokens.Measure(counter, inv.Tools); err == nil {
 			opts.Tokens = r
 		}
-		if opts.Flags, err = auditFlags(inv); err != nil {
+		if opts.Flags, err = auditFlags(ctx, inv); err != nil {
 			return err
 		}
 		files, err := docsgen.Render(inv, format, opts)
@@ -136,12 +136,15 @@ func joinPaths(p []string) string {
 
 // auditFlags runs the passive audit over inv (with the committed suppressions) and returns, per
 // tool, its findings of low severity or more as "severity rule: message", in the audit's order.
-func auditFlags(inv *inventory.Inventory) (map[string][]string, error) {
+func auditFlags(ctx context.Context, inv *inventory.Inventory) (map[string][]string, error) {
 	opts, err := committedSuppressions()
 	if err != nil {
 		return nil, err
 	}
-	rep := audit.Run([]*audit.Metadata{score.AuditMetadata(inv)}, opts)
+	rep, err := audit.Run(ctx, []*audit.Metadata{score.AuditMetadata(inv)}, opts)
+	if err != nil {
+		return nil, err
+	}
 	flags := map[string][]string{}
 	for _, f := range audit.AtLeast(rep.Findings, audit.Low) {
 		if f.Subject.Kind == audit.KindTool {

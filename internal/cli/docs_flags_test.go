@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -13,12 +14,12 @@ import (
 func TestAuditFlagsInDocs(t *testing.T) {
 	var inv inventory.Inventory
 	err := json.Unmarshal([]byte(`{"protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"1"},"tools":[
-		{"name":"delete_file","description":"Deletes a file from disk.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}},
+		{"name":"delete_file","description":"Deletes a file from disk.","annotations":{"destructiveHint":false},"inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}},
 		{"name":"read_file","description":"Reads a file.","annotations":{"readOnlyHint":true},"inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`), &inv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	flags, err := auditFlags(&inv)
+	flags, err := auditFlags(context.Background(), &inv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,12 +153,12 @@ func (a *app) scoreRun(ctx context.Context, cmd *cli.Command, f serverFlags, out
 // scoreSecurity runs the passive audit over the inventory (no request, no tool call) with the
 // committed suppressions (.mcpspec/audit-suppressions.yaml when it exists). Drift against the
 // lockfile is left to 'mcpspec audit': the score rates the server, not its history.
-func (a *app) scoreSecurity(_ context.Context, _ *session.Session, inv *inventory.Inventory) (*score.SecurityInput, error) {
+func (a *app) scoreSecurity(ctx context.Context, _ *session.Session, inv *inventory.Inventory) (*score.SecurityInput, error) {
 	opts, err := committedSuppressions()
 	if err != nil {
 		return nil, err
 	}
-	return score.Audit(inv, opts), nil
+	return score.Audit(ctx, inv, opts)
 }
 
 // committedSuppressions returns audit options holding the committed suppressions

@@ -111,7 +111,7 @@ func Score(ctx context.Context, s *session.Session, server string, spec *collect
 			return finish(t, started)
 		}
 	}
-	sec, err := auditInventory(inv)
+	sec, err := auditInventory(ctx, inv)
 	if err != nil {
 		errored(t, "audit suppressions", err)
 		return finish(t, started)
@@ -134,12 +134,12 @@ func Score(ctx context.Context, s *session.Session, server string, spec *collect
 const SuppressionsPath = audit.DefaultSuppressionsPath
 
 // auditInventory runs the passive audit over inv with the committed suppressions.
-func auditInventory(inv *inventory.Inventory) (*score.SecurityInput, error) {
+func auditInventory(ctx context.Context, inv *inventory.Inventory) (*score.SecurityInput, error) {
 	sups, err := audit.LoadSuppressions("")
 	if err != nil {
 		return nil, err
 	}
-	return score.Audit(inv, &audit.Options{Suppressions: sups}), nil
+	return score.Audit(ctx, inv, &audit.Options{Suppressions: sups})
 }
 
 // mostLost names the three checks that lost the most points.

@@ -17,6 +17,7 @@ func newDialer(info Info, addr string, o *Options) (transport.Dialer, error) {
 			Path:         info.Argv[0],
 			Args:         info.Argv[1:],
 			Env:          o.Env,
+			OnlyEnv:      o.OnlyEnv,
 			Dir:          o.Dir,
 			StderrPath:   o.StderrPath,
 			MaxFrameSize: o.MaxMessageSize,

@@ -49,6 +49,8 @@ type Options struct {
 	// Env holds extra KEY=VALUE entries added to a stdio server's environment, which otherwise
 	// is inherited from this process.
 	Env []string
+	// OnlyEnv makes Env a stdio server's whole environment, inheriting nothing.
+	OnlyEnv bool
 	// Dir is a stdio server's working directory ("" = the current directory).
 	Dir string
 	// StderrPath is the file that receives a stdio server's stderr ("" = keep only its tail in

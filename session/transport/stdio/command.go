@@ -31,6 +31,9 @@ type Command struct {
 	Args []string
 	// Env holds "KEY=value" entries added to (and overriding) the current environment.
 	Env []string
+	// OnlyEnv makes Env the child's whole environment: nothing of the current one is passed
+	// (a sandboxed server must not see the caller's tokens).
+	OnlyEnv bool
 	// Dir is the working directory; "" means the current one.
 	Dir string
 	// StderrPath is a file to save the child's stderr in (created, or truncated, readable by its
@@ -82,7 +85,10 @@ func (c Command) Start(ctx context.Context) (*Conn, error) {
 	}
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir = c.Dir
-	if len(c.Env) > 0 {
+	switch {
+	case c.OnlyEnv:
+		cmd.Env = append([]string{}, c.Env...)
+	case len(c.Env) > 0:
 		cmd.Env = append(os.Environ(), c.Env...)
 	}
 	mark := prepare(cmd)

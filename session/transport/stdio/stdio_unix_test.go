@@ -348,6 +348,20 @@ func TestEnvAndDir(t *testing.T) {
 	}
 }
 
+// TestOnlyEnv: with OnlyEnv the child sees Env and nothing of this process's environment.
+func TestOnlyEnv(t *testing.T) {
+	t.Setenv("MCPSPEC_TEST_PARENT_TOKEN", "parent-secret")
+	// Empty values print empty lines, which carry no frame: the first frame is the first
+	// variable that is set.
+	cmd := fakeServer("env:MCPSPEC_TEST_PARENT_TOKEN", "env:HOME", "env:MCPSPEC_TEST_VALUE", "exit:0")
+	cmd.Env = append(cmd.Env, "MCPSPEC_TEST_VALUE=given")
+	cmd.OnlyEnv = true
+	c := start(t, cmd)
+	if got := recvData(t, c); got != "given" {
+		t.Errorf("first variable the child has = %q, want only MCPSPEC_TEST_VALUE (given)", got)
+	}
+}
+
 func TestSendToDeadChild(t *testing.T) {
 	c := start(t, fakeServer("exit:0"))
 	if _, err := c.Recv(); err == nil {
