@@ -54,13 +54,17 @@ func readRun(dir string) (*metrics.Run, error) {
 	return run, nil
 }
 
-// rejudge analyses run again and evaluates its thresholds as recorded.
+// rejudge analyses run again and evaluates its thresholds and gates as recorded.
 func rejudge(run *metrics.Run) {
 	ths, err := threshold.ParseAll(run.ThresholdSpecs)
 	if err != nil {
 		ths = nil
 	}
-	loadgen.Judge(run, ths, loadgen.JudgeOptions{})
+	off, err := threshold.ParseGates(run.GatesOff)
+	if err != nil {
+		off = nil
+	}
+	loadgen.Judge(run, ths, loadgen.JudgeOptions{GatesOff: off})
 }
 
 func (a *app) mergeCommand() *cli.Command {
@@ -70,8 +74,8 @@ func (a *app) mergeCommand() *cli.Command {
 		UsageText: "mcpspec merge DIR... [--out DIR] [--json]\n\n" +
 			"Histograms are merged bucket by bucket, counters summed and the timeline aligned by second:\n" +
 			"the percentiles are those of one run that saw every request, never averages. The thresholds\n" +
-			"of the first run are judged again on the merged numbers.\n\n" +
-			"Exit codes: 0 merged, every threshold held · 1 a threshold was violated · 3 a directory is not a run.",
+			"and gates of the first run are judged again on the merged numbers.\n\n" +
+			"Exit codes: 0 merged, every threshold and gate held · 1 a threshold was violated or a gate failed · 3 a directory is not a run.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the merged run to `DIR` (default: runs/<first id>-merged)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the merged metrics.json on stdout"},
@@ -119,7 +123,7 @@ func (a *app) mergeCommand() *cli.Command {
 				printLoadSummary(a.io.Stdout, merged, out)
 			}
 			if !merged.Passed {
-				return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d thresholds violated by the merged run", len(merged.ThresholdViolations)), Hint: "see " + filepath.Join(out, rundir.HTMLFile)}
+				return &Error{Code: ExitFailure, Msg: "the merged run failed: " + failedRunText(merged), Hint: "see " + filepath.Join(out, rundir.HTMLFile)}
 			}
 			return nil
 		},

@@ -44,10 +44,16 @@ type Run struct {
 	// Sampling says what was sampled for Process, or why nothing was.
 	Sampling *Sampling `json:"resource_sampling,omitempty"`
 	// Leak is the verdict of the leak analysis, when run.
-	Leak          *Leak    `json:"leak,omitempty"`
-	DeadlockCount int64    `json:"deadlock_count"`
-	HangCount     int64    `json:"hang_count"`
-	Analysis      Analysis `json:"analysis"`
+	Leak          *Leak `json:"leak,omitempty"`
+	DeadlockCount int64 `json:"deadlock_count"`
+	HangCount     int64 `json:"hang_count"`
+	// Unanswered counts requests still unanswered when the graceful stop after the run was
+	// over: they were cancelled (category Cancelled), and a server that answers nothing
+	// (deadlocked, hung) shows here.
+	Unanswered int64 `json:"unanswered"`
+	// Crashes counts the server's crashes apart from the requests they cost.
+	Crashes  Crashes  `json:"crashes"`
+	Analysis Analysis `json:"analysis"`
 
 	// ThresholdSpecs are the thresholds as given ("p99<=500ms"), so a merged run is judged
 	// again.
@@ -55,7 +61,12 @@ type Run struct {
 	// Thresholds holds every threshold with its verdict.
 	Thresholds          []ThresholdResult `json:"thresholds"`
 	ThresholdViolations []Violation       `json:"threshold_violations"`
-	Passed              bool              `json:"passed"`
+	// Gates holds the default gates (crash, hang, malformed, assertions, leak) with their
+	// verdicts; GatesOff names those turned off (--no-gate), so a merged run is judged again.
+	Gates    []GateResult `json:"gates"`
+	GatesOff []string     `json:"gates_off,omitempty"`
+	// Passed is true when no threshold was violated and no gate failed.
+	Passed bool `json:"passed"`
 
 	Histograms Histograms `json:"histograms"`
 }
@@ -319,6 +330,36 @@ type ThresholdResult struct {
 	Passed   bool   `json:"passed"`
 }
 
+// Crashes counts a server's crashes per request it took up, and apart the requests lost to
+// the crashes and restarts (which say nothing about how often it crashes).
+type Crashes struct {
+	// Count is the number of crashes: sessions whose server died (each counted once).
+	Count int64 `json:"count"`
+	// LiveRequests counts the requests the live server took up: all but the lost ones.
+	LiveRequests int64 `json:"live_requests"`
+	// Rate is Count / LiveRequests.
+	Rate float64 `json:"rate"`
+	// LostToRestarts counts the requests a crash cost beyond the one that met it: in flight
+	// at the crash, sent after it, or refused while the session was being reopened.
+	LostToRestarts int64 `json:"lost_to_restarts"`
+}
+
+// GateResult is one default gate and its verdict.
+type GateResult struct {
+	// Name is crash, hang, malformed, assertions or leak.
+	Name string `json:"name"`
+	// Count is what the gate counted (requests; 1 for a leak verdict of leak).
+	Count int64 `json:"count"`
+	// Passed is false when the gate failed the run.
+	Passed bool `json:"passed"`
+	// Off is true when the user turned the gate off; OverriddenBy names the threshold that
+	// judges the same thing instead. Neither fails the run.
+	Off          bool   `json:"off,omitempty"`
+	OverriddenBy string `json:"overridden_by,omitempty"`
+	// Detail says what was seen.
+	Detail string `json:"detail"`
+}
+
 // Violation is a failed threshold (seed 000 §17.2).
 type Violation struct {
 	Metric   string `json:"metric"`
@@ -357,8 +398,12 @@ type Counters struct {
 	Iterations        int64                     `json:"iterations"`
 	AssertionFailures int64                     `json:"assertion_failures"`
 	ByCategory        map[result.Category]int64 `json:"by_category,omitempty"`
-	PerOp             []OpCounters              `json:"per_op,omitempty"`
-	Messages          []ErrorMessage            `json:"messages,omitempty"`
+	// Unanswered, Crashes and Lost count the samples so marked ([Sample]).
+	Unanswered int64          `json:"unanswered,omitempty"`
+	Crashes    int64          `json:"crashes,omitempty"`
+	Lost       int64          `json:"lost,omitempty"`
+	PerOp      []OpCounters   `json:"per_op,omitempty"`
+	Messages   []ErrorMessage `json:"messages,omitempty"`
 	// Offered is the number of arrivals the open model scheduled.
 	Offered int64 `json:"offered,omitempty"`
 }

@@ -93,6 +93,15 @@ func (st *State) Add(s *Sample) {
 	if s.Failed {
 		c.AssertionFailures++
 	}
+	if s.Unanswered {
+		c.Unanswered++
+	}
+	if s.Crash {
+		c.Crashes++
+	}
+	if s.Lost {
+		c.Lost++
+	}
 	if i := int(s.Op); i >= 0 && i < len(st.ops) {
 		h := st.perOp[i]
 		if h == nil {
@@ -218,6 +227,9 @@ func (st *State) Merge(o *State) {
 	c.Iterations += o.counters.Iterations
 	c.AssertionFailures += o.counters.AssertionFailures
 	c.Offered += o.counters.Offered
+	c.Unanswered += o.counters.Unanswered
+	c.Crashes += o.counters.Crashes
+	c.Lost += o.counters.Lost
 	c.ByCategory = addCounts(c.ByCategory, o.counters.ByCategory)
 	for _, k := range o.msgOrder {
 		st.message(k, o.messages[k])
