@@ -416,7 +416,10 @@ func printLoadSummary(w io.Writer, run *metrics.Run, dir string) {
 	}
 	for _, th := range run.Thresholds {
 		mark := "✓"
-		if !th.Passed {
+		switch {
+		case th.Indeterminate:
+			mark = "?"
+		case !th.Passed:
 			mark = "✗"
 		}
 		name := th.Metric

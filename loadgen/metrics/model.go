@@ -328,6 +328,9 @@ type ThresholdResult struct {
 	Expected string `json:"expected"`
 	Actual   string `json:"actual"`
 	Passed   bool   `json:"passed"`
+	// Indeterminate is set on a leak threshold when the leak verdict is indeterminate: the
+	// figure is shown, not judged, and the threshold is not violated (Passed is true).
+	Indeterminate bool `json:"indeterminate,omitempty"`
 }
 
 // Crashes counts a server's crashes per request it took up, and apart the requests lost to

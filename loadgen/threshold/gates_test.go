@@ -108,3 +108,28 @@ func TestCrashRateThreshold(t *testing.T) {
 		t.Errorf("thresholds %+v (-want +got actual):\n%s", r.Thresholds, diff)
 	}
 }
+
+// A leak threshold and the leak verdict agree: while the verdict cannot tell a warm-up from a
+// leak, the figure is shown and not judged (a healthy V8 warm-up of 8 KB per call failed
+// leak_kb_per_call<=1 in a 20 s run that the verdict called indeterminate); a leak verdict
+// fails the gate and the threshold alike.
+func TestLeakThresholdAgreesWithVerdict(t *testing.T) {
+	ths, _ := ParseAll([]string{"leak_kb_per_call<=1"})
+	warm := &metrics.Run{Leak: &metrics.Leak{Verdict: "indeterminate", KBPerCall: 8, Reason: "run longer"}}
+	Evaluate(warm, ths)
+	EvaluateGates(warm, ths, nil)
+	if th := warm.Thresholds[0]; !warm.Passed || !th.Passed || !th.Indeterminate || th.Actual != "8KB (indeterminate: run longer)" {
+		t.Errorf("warm-up: passed %v, threshold %+v", warm.Passed, th)
+	}
+	leaking := &metrics.Run{Leak: &metrics.Leak{Verdict: "leak", KBPerCall: 64}}
+	Evaluate(leaking, ths)
+	EvaluateGates(leaking, ths, nil)
+	if th := leaking.Thresholds[0]; leaking.Passed || th.Passed || th.Indeterminate {
+		t.Errorf("leak: passed %v, threshold %+v", leaking.Passed, th)
+	}
+	Evaluate(leaking, nil)
+	EvaluateGates(leaking, nil, nil)
+	if g := FailedGates(leaking); leaking.Passed || len(g) != 1 || g[0].Name != "leak" {
+		t.Errorf("leak without threshold: passed %v, failed gates %+v", leaking.Passed, g)
+	}
+}

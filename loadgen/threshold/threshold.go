@@ -200,9 +200,14 @@ func Evaluate(run *metrics.Run, ths []Threshold) {
 	for _, t := range ths {
 		res := metrics.ThresholdResult{Metric: t.Metric, Scope: t.Scope, Expected: string(t.Op) + format(t.Metric, t.Limit)}
 		v, ok := measure(run, t)
-		if !ok {
+		switch {
+		case !ok:
 			res.Actual = "not measured"
-		} else {
+		case leakMetric(t.Metric) && run.Leak.Verdict == "indeterminate":
+			// The verdict cannot tell a leak from a warm-up yet: neither can its figure.
+			res.Actual = format(t.Metric, round(v)) + " (indeterminate: " + run.Leak.Reason + ")"
+			res.Passed, res.Indeterminate = true, true
+		default:
 			res.Actual = format(t.Metric, round(v))
 			res.Passed = compare(v, t.Op, t.Limit)
 		}
@@ -253,6 +258,11 @@ func compare(v float64, op Op, limit float64) bool {
 		return v > limit
 	}
 	return false
+}
+
+// leakMetric reports whether metric is one of the leak analysis' figures.
+func leakMetric(metric string) bool {
+	return metric == "leak_kb_per_call" || metric == "leak_slope_mb_per_sec"
 }
 
 // measure reads the value a threshold names from run.
