@@ -442,7 +442,14 @@ func printLoadSummary(w io.Writer, run *metrics.Run, dir string) {
 		fmt.Fprintf(w, "  crashes %d: %.2f%% of the %d requests the server took up · %d more lost to the crashes and restarts\n",
 			c.Count, c.Rate*100, c.LiveRequests, c.LostToRestarts)
 	}
+	slow := run.Analysis.SlowStart
+	if slow != nil {
+		fmt.Fprintf(w, "  ⚠ %s\n", slow.Detail)
+	}
 	for _, n := range run.Analysis.Notes[min(1, len(run.Analysis.Notes)):] {
+		if slow != nil && n == slow.Detail {
+			continue
+		}
 		fmt.Fprintf(w, "  · %s\n", n)
 	}
 	fmt.Fprintf(w, "  report: %s\n", filepath.Join(dir, rundir.HTMLFile))

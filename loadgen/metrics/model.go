@@ -288,10 +288,22 @@ type Analysis struct {
 	BreakingPoint *BreakingPoint `json:"breaking_point,omitempty"`
 	// Recovery is a spike's time for p99 to come back after the burst.
 	Recovery *Recovery `json:"recovery,omitempty"`
+	// SlowStart is set when a cold start's handshake was slow while the server answered
+	// promptly afterwards.
+	SlowStart *SlowStart `json:"slow_start,omitempty"`
 	// LatencyDriftMsPerSec is the slope of the per-second mean latency over the run.
 	LatencyDriftMsPerSec float64 `json:"latency_drift_ms_per_sec"`
 	// Notes are sentences saying what the numbers mean.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// SlowStart is a cold start's slow handshake, named against the start timeouts clients use.
+type SlowStart struct {
+	HandshakeP50Ms float64 `json:"handshake_p50_ms"`
+	HandshakeMaxMs float64 `json:"handshake_max_ms"`
+	// FirstCallP50Ms is the first call's median after the handshake (0: none was made).
+	FirstCallP50Ms float64 `json:"first_call_p50_ms,omitempty"`
+	Detail         string  `json:"detail"`
 }
 
 // Grades are letter grades A–F.
