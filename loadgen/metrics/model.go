@@ -48,8 +48,9 @@ type Run struct {
 	DeadlockCount int64 `json:"deadlock_count"`
 	HangCount     int64 `json:"hang_count"`
 	// Unanswered counts requests still unanswered when the graceful stop after the run was
-	// over: they were cancelled (category Cancelled), and a server that answers nothing
-	// (deadlocked, hung) shows here.
+	// over, after waiting longer than any answered request: they were cancelled (category
+	// Cancelled), and a server that answers nothing (deadlocked, hung) shows here; the last
+	// calls of a tool slow by design do not.
 	Unanswered int64 `json:"unanswered"`
 	// Crashes counts the server's crashes apart from the requests they cost.
 	Crashes  Crashes  `json:"crashes"`

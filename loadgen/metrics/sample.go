@@ -32,8 +32,9 @@ type Sample struct {
 	Failed bool
 	// Msg describes a failure or the first failed assertion ("" on success).
 	Msg string
-	// Unanswered marks a request still unanswered when the run's graceful stop was over (a
-	// hung or deadlocked server); its Category is Cancelled.
+	// Unanswered marks a request still unanswered when the run's graceful stop was over; its
+	// Category is Cancelled. It counts as hung (Counters.Unanswered) when it had waited longer
+	// than any answered request.
 	Unanswered bool
 	// Crash marks the first Crash of a session: one per crash, the request the server was
 	// taking up when it died.
