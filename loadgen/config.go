@@ -89,6 +89,10 @@ type Config struct {
 	Shard *metrics.Shard
 	// Thresholds judge the run.
 	Thresholds []threshold.Threshold
+	// GatesOff turns default gates off: by default a run fails when the server crashed, a
+	// request hung, an answer was malformed, assertions failed or the leak verdict is leak
+	// ([threshold.Gate]); a threshold on the same metric judges in a gate's place.
+	GatesOff []threshold.Gate
 
 	// Server opens sessions. Required.
 	Server serverconn.Options

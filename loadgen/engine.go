@@ -193,7 +193,8 @@ func (s *shared) summarise(parent context.Context, mon *monitor, derive func(*me
 	if run.Process != nil && cfg.LeakAnalyzer != nil {
 		run.Leak = cfg.LeakAnalyzer(run.Process.Samples, metrics.Elapsed(run.DurationSecs))
 	}
-	Judge(run, cfg.Thresholds, JudgeOptions{RampMaxP99: cfg.Ramp.MaxP99, RampMaxErrorRate: cfg.Ramp.MaxErrorRate, MaxDriftMsPerSec: cfg.Soak.MaxDriftMsPerSec})
+	Judge(run, cfg.Thresholds, JudgeOptions{RampMaxP99: cfg.Ramp.MaxP99, RampMaxErrorRate: cfg.Ramp.MaxErrorRate,
+		MaxDriftMsPerSec: cfg.Soak.MaxDriftMsPerSec, GatesOff: cfg.GatesOff})
 	return run, st, err
 }
 
@@ -202,16 +203,20 @@ type JudgeOptions struct {
 	RampMaxP99       time.Duration
 	RampMaxErrorRate float64
 	MaxDriftMsPerSec float64
+	// GatesOff are the default gates turned off ([threshold.Gate]).
+	GatesOff []threshold.Gate
 }
 
-// Judge analyses run (grades, breaking point, recovery, drift) and evaluates ths. It is what
-// a finished run, a merged run and a re-rendered run all go through.
+// Judge analyses run (grades, breaking point, recovery, drift), evaluates ths and the default
+// gates but o.GatesOff. It is what a finished run, a merged run and a re-rendered run all go
+// through.
 func Judge(run *metrics.Run, ths []threshold.Threshold, o JudgeOptions) {
 	analysis.Analyze(run, analysis.Options{RampMaxP99: o.RampMaxP99, RampMaxErrorRate: o.RampMaxErrorRate})
 	if o.MaxDriftMsPerSec > 0 {
 		ths = append(ths, threshold.Threshold{Metric: "drift_ms_per_sec", Op: threshold.LE, Limit: o.MaxDriftMsPerSec})
 	}
 	threshold.Evaluate(run, ths)
+	threshold.EvaluateGates(run, ths, o.GatesOff)
 }
 
 func processStats(s []metrics.ResourceSample) *metrics.Process {

@@ -34,9 +34,13 @@ func (w *worker) record(ctx context.Context, smp *metrics.Sample) {
 	if smp.Intended < w.s.cfg.Warmup {
 		return
 	}
-	if smp.Category == session.Cancelled && interrupted(ctx) {
-		// Cancelled by the user's interruption: says nothing about the server.
-		return
+	if smp.Category == session.Cancelled && ctx.Err() != nil {
+		if interrupted(ctx) {
+			// Cancelled by the user's interruption: says nothing about the server.
+			return
+		}
+		// Still unanswered when the graceful stop was over.
+		smp.Unanswered = true
 	}
 	sec := int64(smp.Done / time.Second)
 	if w.batch != nil && sec != w.sec {
@@ -90,12 +94,15 @@ func (w *worker) iterate(ctx, send context.Context, intended time.Duration) {
 		slot = -1
 	}
 	l, err := s.sess.get(ctx, slot)
+	// A long-lived session that cannot be had is being reopened after it broke.
+	lost := err != nil && s.sess.mode != PerIteration
 	if s.sessionOp >= 0 {
 		now := s.since()
 		smp := metrics.Sample{Op: s.sessionOp, Worker: w.id, Intended: intended, Sent: now - l.open, Done: now}
 		if err != nil {
 			smp.Sent = intended
 			(&Outcome{Err: err}).fill(&smp)
+			smp.Lost = lost
 		}
 		w.record(ctx, &smp)
 		if err != nil {
@@ -106,6 +113,7 @@ func (w *worker) iterate(ctx, send context.Context, intended time.Duration) {
 			now := s.since()
 			smp := metrics.Sample{Op: stepOps[0], Worker: w.id, Intended: intended, Sent: now, Done: now}
 			(&Outcome{Err: err}).fill(&smp)
+			smp.Lost = lost
 			w.record(ctx, &smp)
 		}
 		return
@@ -127,10 +135,10 @@ func (w *worker) iterate(ctx, send context.Context, intended time.Duration) {
 			smp := metrics.Sample{Op: stepOps[i], Worker: w.id, Intended: due}
 			o := w.send(ctx, st, l.c.Session, &smp)
 			o.fill(&smp)
-			w.record(ctx, &smp)
-			if smp.Category == session.Crash || smp.Category == session.Disconnected {
+			if s.sess.noteFailure(ctx, l, &smp) {
 				broken = true
 			}
+			w.record(ctx, &smp)
 			ok = !smp.Error() && !smp.Failed
 			if ok || broken || ctx.Err() != nil {
 				break

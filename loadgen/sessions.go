@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpspec/mcpspec/loadgen/metrics"
+	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
@@ -36,6 +38,8 @@ type slot struct {
 	gen     int
 	lastErr error
 	lastTry time.Time
+	// crashed marks the recent generations whose crash was counted.
+	crashed map[int]bool
 }
 
 // start opens the shared or pooled sessions; the first failure is the run's.
@@ -122,6 +126,38 @@ func (s *slot) get(ctx context.Context, ss *sessions) (lease, error) {
 	s.c, s.lastErr = c, nil
 	s.gen++
 	return lease{c: c, s: s, gen: s.gen}, nil
+}
+
+// noteFailure looks at the outcome of a request made on l under ctx (the run's context) and
+// reports whether it broke the session (Crash, Disconnected). It marks smp Crash on the first
+// Crash of a session (one per crash: the request the server was taking up when it died), and
+// Lost on every other request the broken session failed: in flight at the crash, sent after
+// it, or cancelled because a sibling closed the broken session (Cancelled while the run goes
+// on). So crashes are counted per request the server took up, not per request lost meanwhile.
+func (ss *sessions) noteFailure(ctx context.Context, l lease, smp *metrics.Sample) bool {
+	cat := smp.Category
+	closed := cat == session.Cancelled && ctx.Err() == nil
+	if cat != session.Crash && cat != session.Disconnected && !closed {
+		return false
+	}
+	if l.s == nil {
+		// A per-iteration session: its own server.
+		smp.Crash = cat == session.Crash
+		smp.Lost = !smp.Crash
+		return !closed
+	}
+	l.s.mu.Lock()
+	if l.s.crashed == nil {
+		l.s.crashed = map[int]bool{}
+	}
+	if cat == session.Crash && !l.s.crashed[l.gen] {
+		l.s.crashed[l.gen], smp.Crash = true, true
+		delete(l.s.crashed, l.gen-4)
+	} else {
+		smp.Lost = true
+	}
+	l.s.mu.Unlock()
+	return !closed
 }
 
 // release ends an iteration's use of a lease: a broken long-lived session is closed (the next

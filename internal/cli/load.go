@@ -35,7 +35,8 @@ func loadFlagDefs() []cli.Flag {
 		&durationFlag{Name: "think", Usage: "pattern: pause `D` after each step"},
 		&cli.StringFlag{Name: "on-error", Value: "continue", Usage: "pattern: after a failed step `continue`, abort the iteration, or retry it once"},
 		&cli.StringFlag{Name: "collection", Usage: "use the tests of collection `FILE` as the workload, their assertions checked under load"},
-		&cli.StringSliceFlag{Name: "threshold", Usage: "fail the run (exit 1) unless `METRIC<=VALUE` holds: p50…p999, max, mean, error_rate, errors, rps, memory_growth_mb, leak_kb_per_call, leak_slope_mb_per_sec, drift_ms_per_sec; METRIC:TOOL for one tool (repeatable)"},
+		&cli.StringSliceFlag{Name: "threshold", Usage: "fail the run (exit 1) unless `METRIC<=VALUE` holds: p50…p999, max, mean, error_rate, errors, rps, crashes, crash_rate, hangs, malformed, assertion_failures, memory_growth_mb, leak_kb_per_call, leak_slope_mb_per_sec, drift_ms_per_sec; METRIC:TOOL for one tool (repeatable)"},
+		&cli.StringSliceFlag{Name: "no-gate", Usage: "turn default gate `NAME` off: crash, hang, malformed, assertions, leak or all (repeatable or comma-separated)"},
 		&cli.IntFlag{Name: "sessions", DefaultText: "one shared session", Usage: "spread the load over a pool of `N` sessions"},
 		&cli.BoolFlag{Name: "session-per-iteration", Usage: "open a new session for every iteration (and close it)"},
 		&cli.BoolFlag{Name: "abandon-sessions", Usage: "open a session per iteration and never close it (Streamable HTTP: no DELETE): the abandoned-session leak test"},
@@ -69,7 +70,13 @@ func (a *app) loadCommand() *cli.Command {
 			"mcpspec load COLLECTION.yaml    (runs the collection's load: block)\n\n" +
 			"The run directory (runs/<id>/) holds config.json, server.stderr.log, trace.jsonl, metrics.json,\n" +
 			"summary.json, report.md and report.html. --json prints metrics.json on stdout.\n\n" +
-			"Exit codes: 0 every threshold held · 1 a threshold was violated · 3 bad flags or collection ·\n" +
+			"Default gates: without any threshold, a run fails (exit 1) when the server crashed (crash), a request\n" +
+			"hung, deadlocked, timed out or was still unanswered at the end (hang), an answer was malformed\n" +
+			"(malformed: Malformed, ProtocolError), answers failed their assertions (assertions), or the leak\n" +
+			"verdict is leak (leak). --no-gate NAME turns one off; a threshold on the same metric (crashes or\n" +
+			"crash_rate; hangs; malformed; assertion_failures; leak_kb_per_call, leak_slope_mb_per_sec or\n" +
+			"memory_growth_mb) judges in its place.\n\n" +
+			"Exit codes: 0 every threshold and gate held · 1 a threshold was violated or a gate failed · 3 bad flags or collection ·\n" +
 			"4 the server could not be started or reached · 130 interrupted (the run directory is still written).",
 		Flags: append(append(loadServerFlags(), loadFlagDefs()...), explainFlag()),
 		// Arguments are JSON: a comma never separates values.

@@ -37,6 +37,16 @@ func loadResult(run *metrics.Run) *result.Run {
 		t.Attempts = []result.Attempt{{Status: t.Status, Duration: dur, Latency: lat, Failures: t.Failures}}
 		col.Tests = append(col.Tests, t)
 	}
+	for _, g := range run.Gates {
+		if g.Count == 0 || g.Off || g.OverriddenBy != "" {
+			continue
+		}
+		t := &result.Test{ID: "gate-" + g.Name, Name: "gate " + g.Name, Kind: "gate", Target: g.Name,
+			Status: result.Failed, Duration: dur, Latency: lat,
+			Failures: []result.Failure{{Assertion: "gate", Path: g.Name, Expected: "0", Actual: fmt.Sprint(g.Count), Message: g.Detail}}}
+		t.Attempts = []result.Attempt{{Status: t.Status, Duration: dur, Latency: lat, Failures: t.Failures}}
+		col.Tests = append(col.Tests, t)
+	}
 	for _, op := range run.PerOp {
 		if op.Kind != metrics.KindTest {
 			continue

@@ -27,7 +27,7 @@ func resourceFlagDefs() []cli.Flag {
 		&cli.StringFlag{Name: "cgroup", Usage: "sample the cgroup v2 directory `DIR` (a server in a container or a systemd unit), e.g. /sys/fs/cgroup/system.slice/mcp.service"},
 		&cli.StringFlag{Name: "metrics-url", Usage: "sample the Prometheus endpoint `URL` (process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds)"},
 		&durationFlag{Name: "sample-interval", DefaultText: "1s", Usage: "read the server's resources every `D`"},
-		&cli.IntFlag{Name: "leak-min-calls", Value: leak.DefaultMinCalls, Usage: "leak analysis: calls after the warm-up a leak verdict needs (`N`; 0: no minimum); with fewer, steady growth is \"indeterminate\": a healthy heap grows over its first thousands of calls"},
+		&cli.IntFlag{Name: "leak-min-calls", Value: leak.DefaultMinCalls, Usage: "leak analysis: calls after the warm-up a leak verdict needs (`N`; 0: no minimum); with fewer, steady growth below 32 KiB per call is \"indeterminate\": a healthy heap grows over its first thousands of calls"},
 	}
 }
 

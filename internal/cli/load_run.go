@@ -44,6 +44,9 @@ func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 		if _, err := threshold.ParseAll(cmd.StringSlice("threshold")); err != nil {
 			return configError(err.Error(), "e.g. --threshold 'p99<=500ms'")
 		}
+		if _, err := threshold.ParseGates(cmd.StringSlice("no-gate")); err != nil {
+			return configError("--no-gate: "+err.Error(), "e.g. --no-gate leak")
+		}
 		return explainLoad(a.io.Stdout, cmd.String("scenario"))
 	}
 	colPath := cmd.String("collection")
@@ -146,6 +149,9 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 	}
 	if lr.ths, err = threshold.ParseAll(cmd.StringSlice("threshold")); err != nil {
 		return nil, configError(err.Error(), "e.g. --threshold 'p99<=500ms' --threshold 'error_rate<1%' ('mcpspec load --explain' lists the metrics)")
+	}
+	if cfg.GatesOff, err = threshold.ParseGates(cmd.StringSlice("no-gate")); err != nil {
+		return nil, configError("--no-gate: "+err.Error(), "e.g. --no-gate leak ('mcpspec load --help' lists the gates)")
 	}
 	for _, r := range cmd.StringSlice("reporter") {
 		name, path, ok := strings.Cut(r, "=")
@@ -305,14 +311,29 @@ func (a *app) runLoad(ctx context.Context, lr *loadRun) error {
 		return &Error{Code: ExitInterrupted, Msg: "interrupted: the run directory holds what was measured until then", Hint: "see " + lr.dir, Quiet: lr.json}
 	}
 	if !run.Passed {
-		names := make([]string, len(run.ThresholdViolations))
+		return &Error{Code: ExitFailure, Msg: failedRunText(run), Hint: "see " + filepath.Join(lr.dir, rundir.HTMLFile)}
+	}
+	return nil
+}
+
+// failedRunText names what failed a run: its violated thresholds and failed gates.
+func failedRunText(run *metrics.Run) string {
+	var parts []string
+	if n := len(run.ThresholdViolations); n > 0 {
+		names := make([]string, n)
 		for i, v := range run.ThresholdViolations {
 			names[i] = fmt.Sprintf("%s (%s, got %s)", v.Metric, v.Expected, v.Actual)
 		}
-		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %d thresholds violated: %s", len(run.ThresholdViolations), len(run.Thresholds), strings.Join(names, "; ")),
-			Hint: "see " + filepath.Join(lr.dir, rundir.HTMLFile)}
+		parts = append(parts, fmt.Sprintf("%d of %d thresholds violated: %s", n, len(run.Thresholds), strings.Join(names, "; ")))
 	}
-	return nil
+	if gs := threshold.FailedGates(run); len(gs) > 0 {
+		names := make([]string, len(gs))
+		for i, g := range gs {
+			names[i] = fmt.Sprintf("gate %s (%s)", g.Name, g.Detail)
+		}
+		parts = append(parts, strings.Join(names, "; ")+" — turn a gate off with --no-gate NAME, or set a threshold on its metric")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // loadError describes a run that could not start.
@@ -407,7 +428,10 @@ func printLoadSummary(w io.Writer, run *metrics.Run, dir string) {
 	}
 	for _, th := range run.Thresholds {
 		mark := "✓"
-		if !th.Passed {
+		switch {
+		case th.Indeterminate:
+			mark = "?"
+		case !th.Passed:
 			mark = "✗"
 		}
 		name := th.Metric
@@ -416,7 +440,28 @@ func printLoadSummary(w io.Writer, run *metrics.Run, dir string) {
 		}
 		fmt.Fprintf(w, "  %s %s%s (got %s)\n", mark, name, th.Expected, th.Actual)
 	}
+	for _, g := range run.Gates {
+		switch {
+		case !g.Passed:
+			fmt.Fprintf(w, "  ✗ gate %s: %s\n", g.Name, g.Detail)
+		case g.Count > 0 && g.Off:
+			fmt.Fprintf(w, "  · gate %s off: %s\n", g.Name, g.Detail)
+		case g.Count > 0 && g.OverriddenBy != "":
+			fmt.Fprintf(w, "  · gate %s judged by threshold %s: %s\n", g.Name, g.OverriddenBy, g.Detail)
+		}
+	}
+	if c := run.Crashes; c.Count > 0 {
+		fmt.Fprintf(w, "  crashes %d: %.2f%% of the %d requests the server took up · %d more lost to the crashes and restarts\n",
+			c.Count, c.Rate*100, c.LiveRequests, c.LostToRestarts)
+	}
+	slow := run.Analysis.SlowStart
+	if slow != nil {
+		fmt.Fprintf(w, "  ⚠ %s\n", slow.Detail)
+	}
 	for _, n := range run.Analysis.Notes[min(1, len(run.Analysis.Notes)):] {
+		if slow != nil && n == slow.Detail {
+			continue
+		}
 		fmt.Fprintf(w, "  · %s\n", n)
 	}
 	fmt.Fprintf(w, "  report: %s\n", filepath.Join(dir, rundir.HTMLFile))

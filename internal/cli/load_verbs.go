@@ -54,13 +54,17 @@ func readRun(dir string) (*metrics.Run, error) {
 	return run, nil
 }
 
-// rejudge analyses run again and evaluates its thresholds as recorded.
+// rejudge analyses run again and evaluates its thresholds and gates as recorded.
 func rejudge(run *metrics.Run) {
 	ths, err := threshold.ParseAll(run.ThresholdSpecs)
 	if err != nil {
 		ths = nil
 	}
-	loadgen.Judge(run, ths, loadgen.JudgeOptions{})
+	off, err := threshold.ParseGates(run.GatesOff)
+	if err != nil {
+		off = nil
+	}
+	loadgen.Judge(run, ths, loadgen.JudgeOptions{GatesOff: off})
 }
 
 func (a *app) mergeCommand() *cli.Command {
@@ -70,11 +74,11 @@ func (a *app) mergeCommand() *cli.Command {
 		UsageText: "mcpspec merge DIR... [--out DIR] [--json]\n\n" +
 			"Histograms are merged bucket by bucket, counters summed and the timeline aligned by second:\n" +
 			"the percentiles are those of one run that saw every request, never averages. The thresholds\n" +
-			"of the first run are judged again on the merged numbers.\n\n" +
+			"and gates of the first run are judged again on the merged numbers.\n\n" +
 			"A run given twice is refused (it would count every request twice), and so is a set of shards\n" +
 			"that misses one (each shard's config.json records I/N); --allow-partial merges what is there.\n\n" +
-			"Exit codes: 0 merged, every threshold held · 1 a threshold was violated · 3 a directory is not a run,\n" +
-			"a run is given twice, or a shard is missing.",
+			"Exit codes: 0 merged, every threshold and gate held · 1 a threshold was violated or a gate failed ·\n" +
+			"3 a directory is not a run, a run is given twice, or a shard is missing.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the merged run to `DIR` (default: runs/<first id>-merged)"},
 			&cli.BoolFlag{Name: "allow-partial", Usage: "merge an incomplete set of shards (with a warning) instead of refusing it"},
@@ -133,7 +137,7 @@ func (a *app) mergeCommand() *cli.Command {
 				printLoadSummary(a.io.Stdout, merged, out)
 			}
 			if !merged.Passed {
-				return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d thresholds violated by the merged run", len(merged.ThresholdViolations)), Hint: "see " + filepath.Join(out, rundir.HTMLFile)}
+				return &Error{Code: ExitFailure, Msg: "the merged run failed: " + failedRunText(merged), Hint: "see " + filepath.Join(out, rundir.HTMLFile)}
 			}
 			return nil
 		},

@@ -29,6 +29,7 @@ func Analyze(run *metrics.Run, o Options) {
 	case "spike":
 		a.Recovery = recovery(run)
 	}
+	a.SlowStart = slowStart(run)
 	run.Analysis = a
 	run.Analysis.Notes = notes(run)
 }
@@ -221,6 +222,9 @@ func notes(run *metrics.Run) []string {
 		out = append(out, n+".")
 	} else if s := run.Sampling; run.Process == nil && s != nil && s.Off != "" {
 		out = append(out, "The server's resources were not sampled: "+strings.TrimSuffix(s.Off, ".")+".")
+	}
+	if s := run.Analysis.SlowStart; s != nil {
+		out = append(out, s.Detail)
 	}
 	return out
 }

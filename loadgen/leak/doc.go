@@ -10,9 +10,12 @@
 // Warm-up happens per call more than per second: the V8 heaps of server-everything and
 // server-memory grow by about 3 KiB per call over their first ~10,000 small calls, until their
 // first full collection, then saw between ~100 and ~125 MiB with a period of 15,000–18,000
-// calls (interop/leak_test.go). Nothing tells the first climb from a leak before it ends, so a
-// leak verdict needs [Options.MinCalls] (10,000) calls after the warm-up; with fewer it is at
-// most "indeterminate". A soak that should say "no_leak" of such a server needs a few of its
+// calls (interop/leak_test.go); over 20 s at 200 calls/s server-everything grew by 9 KiB per
+// call. Nothing tells such a climb from a slow leak before it ends, so a leak verdict needs
+// [Options.MinCalls] (10,000) calls after the warm-up; with fewer it is at most
+// "indeterminate" — unless the growth per call is far above any warm-up's
+// ([Options.StrongBytesPerCall], 32 KiB): a server retaining 64 KiB per call is named a leak
+// in a 20 s soak at 200 calls/s. A soak that should say "no_leak" of such a server needs a few of its
 // periods (three minutes at 600 calls/s did; 45 s gave "no_leak" or "indeterminate").
 //
 // A least-squares line calls anything that ends higher than it started a leak, and healthy

@@ -52,8 +52,13 @@ type Options struct {
 	// MinCalls is the least number of calls finished after the warm-up for a leak verdict
 	// (default 10,000; negative: no minimum). With fewer, growth that would be a leak is
 	// "indeterminate": a healthy server's heap still grows per call over its first thousands
-	// of calls. Not applied when calls were not counted.
+	// of calls. Not applied when calls were not counted, nor to growth of StrongBytesPerCall
+	// or more per call.
 	MinCalls int64
+	// StrongBytesPerCall is the growth per call far above any warm-up's (default 32 KiB, three
+	// times the most a healthy V8 heap was seen to grow per call while warming up): steady
+	// growth at this rate is a leak however few calls the run made. Negative: none.
+	StrongBytesPerCall float64
 }
 
 // The defaults of [Options].
@@ -63,6 +68,11 @@ const (
 	DefaultMinR2     = 0.5
 	DefaultMinPoints = 8
 	DefaultMinCalls  = 10000
+	// DefaultStrongBytesPerCall is [Options.StrongBytesPerCall]'s default.
+	DefaultStrongBytesPerCall = 32 << 10
+	// WarmupBytesPerCall is about the most a healthy heap was seen to grow per call while
+	// warming up (server-everything, 20 s at 200 calls/s: 9.0 KiB).
+	WarmupBytesPerCall = 10 << 10
 )
 
 // The guard's thresholds (see the package documentation).
@@ -99,6 +109,9 @@ func (o *Options) withDefaults(last time.Duration) Options {
 	v.MinPoints = max(v.MinPoints, DefaultMinPoints)
 	if v.MinCalls == 0 {
 		v.MinCalls = DefaultMinCalls
+	}
+	if v.StrongBytesPerCall == 0 {
+		v.StrongBytesPerCall = DefaultStrongBytesPerCall
 	}
 	return v
 }
@@ -214,8 +227,14 @@ func judge(r Result, o Options, ts, ys []float64) (Verdict, string) {
 	if pause < pauseShare*rise {
 		return Indeterminate, fmt.Sprintf("memory grows in steps: %s over the run, but %s from one quarter of it to the next", mib(rise), mib(pause))
 	}
-	if r.Calls > 0 && r.Calls < o.MinCalls {
-		return Indeterminate, fmt.Sprintf("memory grows steadily by %s/s, but over %d calls only: a healthy heap can grow like this over its first %d calls; run longer", mib(r.SlopeBytesPerSec), r.Calls, o.MinCalls)
+	strong := o.StrongBytesPerCall > 0 && r.BytesPerCall >= o.StrongBytesPerCall
+	if r.Calls > 0 && r.Calls < o.MinCalls && !strong {
+		return Indeterminate, fmt.Sprintf("memory grows steadily by %s/s, %.1f KiB per call, but over %d calls only: a healthy heap can grow like this (up to ~%d KiB per call) over its first %d calls, and a leak this early needs %.0f KiB per call or more; run longer",
+			mib(r.SlopeBytesPerSec), r.BytesPerCall/1024, r.Calls, WarmupBytesPerCall>>10, o.MinCalls, o.StrongBytesPerCall/1024)
+	}
+	if strong && r.Calls < o.MinCalls {
+		return Leak, fmt.Sprintf("memory grows steadily by %.1f KiB per call (R² %.2f), %s over %v: far above a healthy heap's warm-up (up to ~%d KiB per call)",
+			r.BytesPerCall/1024, r.R2, mib(r.PredictedGrowth), o.Duration, WarmupBytesPerCall>>10)
 	}
 	return Leak, fmt.Sprintf("memory grows steadily by %s/s (R² %.2f), %s over %v", mib(r.SlopeBytesPerSec), r.R2, mib(r.PredictedGrowth), o.Duration)
 }

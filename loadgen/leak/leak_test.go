@@ -67,6 +67,14 @@ func TestAnalyze(t *testing.T) {
 		{"all at once", []leak.Point{{Bytes: 1}, {Bytes: 2}, {Bytes: 3}, {Bytes: 4}, {Bytes: 5}, {Bytes: 6}, {Bytes: 7}, {Bytes: 8}}, &leak.Options{Warmup: -1}, leak.Indeterminate, "same time"},
 		// The heap of a healthy V8 server over its first few thousand calls looks like this.
 		{"leak-like over few calls", series(120, 50, func(t float64) float64 { return base + t*50*3*1024 }), &leak.Options{MinGrowth: 5 * mib}, leak.Indeterminate, "over 4450 calls only"},
+		// A strong leak needs no 10,000 calls: 64 KiB per call, 20 s at 200 calls/s (2,800
+		// calls after the 5 s warm-up), is far above any warm-up's growth per call…
+		{"strong leak in a short soak", series(20, 200, func(t float64) float64 { return base + t*200*64*1024 + n3() }), nil, leak.Leak, "far above a healthy heap's warm-up"},
+		// …while a healthy V8 warm-up of 9 KiB per call over the same run (server-everything's)
+		// is not named.
+		{"V8 warm-up in a short soak", series(20, 200, func(t float64) float64 { return base + t*200*9*1024 + n3()/4 }), nil, leak.Indeterminate, "run longer"},
+		{"just below the strong rate", series(20, 200, func(t float64) float64 { return base + t*200*30*1024 }), nil, leak.Indeterminate, "run longer"},
+		{"strong rate off", series(20, 200, func(t float64) float64 { return base + t*200*64*1024 }), &leak.Options{StrongBytesPerCall: -1}, leak.Indeterminate, "run longer"},
 		{"few calls, no minimum", series(120, 50, func(t float64) float64 { return base + t*50*3*1024 }), &leak.Options{MinGrowth: 5 * mib, MinCalls: -1}, leak.Leak, "grows steadily"},
 		{"below the threshold", series(120, 400, func(t float64) float64 { return base + t*0.05*mib }), nil, leak.NoLeak, "threshold 10.0 MiB"},
 		{"below a raised threshold", series(120, 400, func(t float64) float64 { return base + t*0.5*mib }), &leak.Options{MinGrowth: 100 * mib}, leak.NoLeak, "threshold 100.0 MiB"},

@@ -41,6 +41,11 @@ func Derive(run *Run, st *State) error {
 	run.Errors.Top = st.topMessages(10)
 	run.DeadlockCount = c.ByCategory[result.Deadlock]
 	run.HangCount = c.ByCategory[result.Hang]
+	run.Unanswered = c.Unanswered
+	run.Crashes = Crashes{Count: c.Crashes, LiveRequests: c.Requests - c.Lost, LostToRestarts: c.Lost}
+	if run.Crashes.LiveRequests > 0 {
+		run.Crashes.Rate = round6(float64(c.Crashes) / float64(run.Crashes.LiveRequests))
+	}
 
 	run.PerOp = run.PerOp[:0]
 	for i, oc := range st.opCount {

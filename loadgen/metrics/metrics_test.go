@@ -273,3 +273,33 @@ func TestDecodeRejectsGarbage(t *testing.T) {
 		t.Error("wrong unit accepted")
 	}
 }
+
+// A request cut off by the end of the graceful stop counts as unanswered (hung) only when it
+// had waited longer than any answered request: the last calls of a 10 s tool cut off after
+// 5 s had their answers coming; a call stuck for 6 s beside 2 ms answers did not.
+func TestUnansweredAgainstTheSlowestAnswer(t *testing.T) {
+	cut := func(sent, done time.Duration) *Sample {
+		return &Sample{Op: 0, Sent: sent, Done: done, Category: session.Cancelled, Unanswered: true}
+	}
+	slow := NewState(testOps)
+	slow.Add(&Sample{Op: 0, Sent: 0, Done: 10 * time.Second})
+	slow.Add(cut(10*time.Second, 15*time.Second))
+	stuck := NewState(testOps)
+	stuck.Add(&Sample{Op: 0, Sent: 0, Done: 2 * time.Millisecond})
+	stuck.Add(cut(time.Second, 7*time.Second))
+	none := NewState(testOps)
+	none.Add(cut(0, 5*time.Second))
+	for _, c := range []struct {
+		name string
+		st   *State
+		want int64
+	}{{"slow tool", slow, 0}, {"stuck call", stuck, 1}, {"nothing answered", none, 1}} {
+		run := &Run{DurationSecs: 1}
+		if err := Derive(run, c.st); err != nil {
+			t.Fatal(err)
+		}
+		if run.Unanswered != c.want || run.Errors.ByCategory[session.Cancelled] != 1 {
+			t.Errorf("%s: unanswered %d, want %d (errors %+v)", c.name, run.Unanswered, c.want, run.Errors.ByCategory)
+		}
+	}
+}

@@ -44,10 +44,17 @@ type Run struct {
 	// Sampling says what was sampled for Process, or why nothing was.
 	Sampling *Sampling `json:"resource_sampling,omitempty"`
 	// Leak is the verdict of the leak analysis, when run.
-	Leak          *Leak    `json:"leak,omitempty"`
-	DeadlockCount int64    `json:"deadlock_count"`
-	HangCount     int64    `json:"hang_count"`
-	Analysis      Analysis `json:"analysis"`
+	Leak          *Leak `json:"leak,omitempty"`
+	DeadlockCount int64 `json:"deadlock_count"`
+	HangCount     int64 `json:"hang_count"`
+	// Unanswered counts requests still unanswered when the graceful stop after the run was
+	// over, after waiting longer than any answered request: they were cancelled (category
+	// Cancelled), and a server that answers nothing (deadlocked, hung) shows here; the last
+	// calls of a tool slow by design do not.
+	Unanswered int64 `json:"unanswered"`
+	// Crashes counts the server's crashes apart from the requests they cost.
+	Crashes  Crashes  `json:"crashes"`
+	Analysis Analysis `json:"analysis"`
 
 	// ThresholdSpecs are the thresholds as given ("p99<=500ms"), so a merged run is judged
 	// again.
@@ -55,7 +62,12 @@ type Run struct {
 	// Thresholds holds every threshold with its verdict.
 	Thresholds          []ThresholdResult `json:"thresholds"`
 	ThresholdViolations []Violation       `json:"threshold_violations"`
-	Passed              bool              `json:"passed"`
+	// Gates holds the default gates (crash, hang, malformed, assertions, leak) with their
+	// verdicts; GatesOff names those turned off (--no-gate), so a merged run is judged again.
+	Gates    []GateResult `json:"gates"`
+	GatesOff []string     `json:"gates_off,omitempty"`
+	// Passed is true when no threshold was violated and no gate failed.
+	Passed bool `json:"passed"`
 
 	Histograms Histograms `json:"histograms"`
 }
@@ -277,10 +289,22 @@ type Analysis struct {
 	BreakingPoint *BreakingPoint `json:"breaking_point,omitempty"`
 	// Recovery is a spike's time for p99 to come back after the burst.
 	Recovery *Recovery `json:"recovery,omitempty"`
+	// SlowStart is set when a cold start's handshake was slow while the server answered
+	// promptly afterwards.
+	SlowStart *SlowStart `json:"slow_start,omitempty"`
 	// LatencyDriftMsPerSec is the slope of the per-second mean latency over the run.
 	LatencyDriftMsPerSec float64 `json:"latency_drift_ms_per_sec"`
 	// Notes are sentences saying what the numbers mean.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// SlowStart is a cold start's slow handshake, named against the start timeouts clients use.
+type SlowStart struct {
+	HandshakeP50Ms float64 `json:"handshake_p50_ms"`
+	HandshakeMaxMs float64 `json:"handshake_max_ms"`
+	// FirstCallP50Ms is the first call's median after the handshake (0: none was made).
+	FirstCallP50Ms float64 `json:"first_call_p50_ms,omitempty"`
+	Detail         string  `json:"detail"`
 }
 
 // Grades are letter grades A–F.
@@ -317,6 +341,39 @@ type ThresholdResult struct {
 	Expected string `json:"expected"`
 	Actual   string `json:"actual"`
 	Passed   bool   `json:"passed"`
+	// Indeterminate is set on a leak threshold when the leak verdict is indeterminate: the
+	// figure is shown, not judged, and the threshold is not violated (Passed is true).
+	Indeterminate bool `json:"indeterminate,omitempty"`
+}
+
+// Crashes counts a server's crashes per request it took up, and apart the requests lost to
+// the crashes and restarts (which say nothing about how often it crashes).
+type Crashes struct {
+	// Count is the number of crashes: sessions whose server died (each counted once).
+	Count int64 `json:"count"`
+	// LiveRequests counts the requests the live server took up: all but the lost ones.
+	LiveRequests int64 `json:"live_requests"`
+	// Rate is Count / LiveRequests.
+	Rate float64 `json:"rate"`
+	// LostToRestarts counts the requests a crash cost beyond the one that met it: in flight
+	// at the crash, sent after it, or refused while the session was being reopened.
+	LostToRestarts int64 `json:"lost_to_restarts"`
+}
+
+// GateResult is one default gate and its verdict.
+type GateResult struct {
+	// Name is crash, hang, malformed, assertions or leak.
+	Name string `json:"name"`
+	// Count is what the gate counted (requests; 1 for a leak verdict of leak).
+	Count int64 `json:"count"`
+	// Passed is false when the gate failed the run.
+	Passed bool `json:"passed"`
+	// Off is true when the user turned the gate off; OverriddenBy names the threshold that
+	// judges the same thing instead. Neither fails the run.
+	Off          bool   `json:"off,omitempty"`
+	OverriddenBy string `json:"overridden_by,omitempty"`
+	// Detail says what was seen.
+	Detail string `json:"detail"`
 }
 
 // Violation is a failed threshold (seed 000 §17.2).
@@ -357,8 +414,12 @@ type Counters struct {
 	Iterations        int64                     `json:"iterations"`
 	AssertionFailures int64                     `json:"assertion_failures"`
 	ByCategory        map[result.Category]int64 `json:"by_category,omitempty"`
-	PerOp             []OpCounters              `json:"per_op,omitempty"`
-	Messages          []ErrorMessage            `json:"messages,omitempty"`
+	// Unanswered, Crashes and Lost count the samples so marked ([Sample]).
+	Unanswered int64          `json:"unanswered,omitempty"`
+	Crashes    int64          `json:"crashes,omitempty"`
+	Lost       int64          `json:"lost,omitempty"`
+	PerOp      []OpCounters   `json:"per_op,omitempty"`
+	Messages   []ErrorMessage `json:"messages,omitempty"`
 	// Offered is the number of arrivals the open model scheduled.
 	Offered int64 `json:"offered,omitempty"`
 }

@@ -32,6 +32,16 @@ type Sample struct {
 	Failed bool
 	// Msg describes a failure or the first failed assertion ("" on success).
 	Msg string
+	// Unanswered marks a request still unanswered when the run's graceful stop was over; its
+	// Category is Cancelled. It counts as hung (Counters.Unanswered) when it had waited longer
+	// than any answered request.
+	Unanswered bool
+	// Crash marks the first Crash of a session: one per crash, the request the server was
+	// taking up when it died.
+	Crash bool
+	// Lost marks every other request a broken session failed: in flight at the crash, sent
+	// after it, or refused while the session was being reopened.
+	Lost bool
 }
 
 // Latency is Done less Intended: what a client that wanted to send at Intended waited.

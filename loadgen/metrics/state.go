@@ -30,6 +30,8 @@ type State struct {
 	counters Counters
 	messages map[messageKey]int64
 	msgOrder []messageKey
+	// maxAnswered is the longest service time of an answered request so far.
+	maxAnswered time.Duration
 }
 
 type second struct {
@@ -92,6 +94,21 @@ func (st *State) Add(s *Sample) {
 	}
 	if s.Failed {
 		c.AssertionFailures++
+	}
+	if s.Category == "" {
+		st.maxAnswered = max(st.maxAnswered, s.Service())
+	}
+	// A request cut off by the end of the graceful stop hung only if it had waited longer than
+	// any answered one: a tool slow by design still had its answer coming. The cut-off ones
+	// come last, once the answered ones are in.
+	if s.Unanswered && s.Service() > st.maxAnswered {
+		c.Unanswered++
+	}
+	if s.Crash {
+		c.Crashes++
+	}
+	if s.Lost {
+		c.Lost++
 	}
 	if i := int(s.Op); i >= 0 && i < len(st.ops) {
 		h := st.perOp[i]
@@ -218,6 +235,9 @@ func (st *State) Merge(o *State) {
 	c.Iterations += o.counters.Iterations
 	c.AssertionFailures += o.counters.AssertionFailures
 	c.Offered += o.counters.Offered
+	c.Unanswered += o.counters.Unanswered
+	c.Crashes += o.counters.Crashes
+	c.Lost += o.counters.Lost
 	c.ByCategory = addCounts(c.ByCategory, o.counters.ByCategory)
 	for _, k := range o.msgOrder {
 		st.message(k, o.messages[k])

@@ -18,8 +18,17 @@ func Markdown(w io.Writer, run *metrics.Run) error {
 	icon := map[string]string{"PASS": "✅", "FAIL": "❌", "INTERRUPTED": "⚠️"}[st]
 	fmt.Fprintf(&b, "# Load run %s\n\n", run.RunID)
 	verdict := fmt.Sprintf("%s %s", icon, st)
+	var why []string
 	if n := len(run.ThresholdViolations); n > 0 {
-		verdict += fmt.Sprintf(" (%d threshold violation%s)", n, plural(n))
+		why = append(why, fmt.Sprintf("%d threshold violation%s", n, plural(n)))
+	}
+	for _, g := range run.Gates {
+		if !g.Passed {
+			why = append(why, "gate "+g.Name)
+		}
+	}
+	if len(why) > 0 {
+		verdict += " (" + strings.Join(why, ", ") + ")"
 	}
 	fmt.Fprintf(&b, "**Status:** %s  \n", verdict)
 	fmt.Fprintf(&b, "**Server:** `%s` (%s)  \n", mdEsc(run.Server.Spec), run.Server.Transport)
@@ -38,7 +47,11 @@ func Markdown(w io.Writer, run *metrics.Run) error {
 		fmt.Fprintf(&b, " (offered %s/s)", fmtNum(run.Throughput.OfferedRate))
 	}
 	fmt.Fprintf(&b, "\n- Error rate: %.2f%%\n", run.Errors.Rate*100)
-	fmt.Fprintf(&b, "- Deadlocks: %d Hangs: %d\n", run.DeadlockCount, run.HangCount)
+	fmt.Fprintf(&b, "- Deadlocks: %d Hangs: %d Unanswered at the end: %d\n", run.DeadlockCount, run.HangCount, run.Unanswered)
+	if c := run.Crashes; c.Count > 0 {
+		fmt.Fprintf(&b, "- Crashes: %d, %.2f%% of the %d requests the server took up; %d more requests lost to the crashes and restarts\n",
+			c.Count, c.Rate*100, c.LiveRequests, c.LostToRestarts)
+	}
 	g := run.Analysis.Grades
 	fmt.Fprintf(&b, "- Grades: latency %s, throughput %s, errors %s\n\n", g.Latency, g.Throughput, g.Errors)
 	for _, n := range run.Analysis.Notes {
@@ -128,6 +141,19 @@ func Markdown(w io.Writer, run *metrics.Run) error {
 	}
 	for _, v := range run.ThresholdViolations {
 		fmt.Fprintf(&b, "- ❌ **%s**: expected %s, got %s\n", v.Metric, v.Expected, v.Actual)
+	}
+	b.WriteString("\n## Gates\n\n")
+	for _, g := range run.Gates {
+		mark := "✅"
+		switch {
+		case g.Off:
+			mark = "⏸ off:"
+		case g.OverriddenBy != "":
+			mark = "↪ judged by `" + mdEsc(g.OverriddenBy) + "`:"
+		case !g.Passed:
+			mark = "❌"
+		}
+		fmt.Fprintf(&b, "- %s **%s**: %s\n", mark, g.Name, mdEsc(g.Detail))
 	}
 	b.WriteString("\n## Trace\n\nFull trace: `./trace.jsonl` (one event per request).\n")
 	_, err := io.WriteString(w, b.String())

@@ -60,7 +60,10 @@ var metricTable = []metric{
 	{"leak_kb_per_call", "KB", "leak analysis: RSS growth per request", LE, false},
 	{"leak_slope_mb_per_sec", "MB/s", "leak analysis: slope of RSS over time", LE, false},
 	{"drift_ms_per_sec", "ms/s", "slope of the mean latency over the run", LE, false},
-	{"hangs", "", "requests classified Hang or Deadlock", LE, false},
+	{"hangs", "", "requests that hung: Hang, Deadlock, Timeout, or unanswered when the run ended", LE, false},
+	{"crashes", "", "times the server crashed", LE, false},
+	{"crash_rate", "", "crashes / requests sent while the server was up (0.02 or 2%)", LE, false},
+	{"malformed", "", "malformed answers (Malformed, ProtocolError)", LE, false},
 }
 
 // Metrics lists the metric names a threshold may use, with a short description.
@@ -149,7 +152,7 @@ func parseValue(m metric, v string) (float64, error) {
 			return 0, fmt.Errorf("%q is not a duration (500ms, 1.5s)", v)
 		}
 		return float64(d) / float64(time.Millisecond), nil
-	case m.name == "error_rate" && strings.HasSuffix(v, "%"):
+	case (m.name == "error_rate" || m.name == "crash_rate") && strings.HasSuffix(v, "%"):
 		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
 		if err != nil || f < 0 || f > 100 {
 			return 0, fmt.Errorf("%q is not a percentage", v)
@@ -161,8 +164,8 @@ func parseValue(m metric, v string) (float64, error) {
 	if err != nil || f < 0 {
 		return 0, fmt.Errorf("%q is not a non-negative number", v)
 	}
-	if m.name == "error_rate" && f > 1 {
-		return 0, fmt.Errorf("error_rate %g is above 1 (write 5%% or 0.05)", f)
+	if (m.name == "error_rate" || m.name == "crash_rate") && f > 1 {
+		return 0, fmt.Errorf("%s %g is above 1 (write 5%% or 0.05)", m.name, f)
 	}
 	return f, nil
 }
@@ -182,7 +185,7 @@ func format(name string, v float64) string {
 	switch {
 	case m.unit == "ms":
 		return strconv.FormatFloat(v, 'f', -1, 64) + "ms"
-	case name == "error_rate":
+	case name == "error_rate" || name == "crash_rate":
 		return strconv.FormatFloat(v*100, 'f', -1, 64) + "%"
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64) + m.unit
@@ -197,9 +200,14 @@ func Evaluate(run *metrics.Run, ths []Threshold) {
 	for _, t := range ths {
 		res := metrics.ThresholdResult{Metric: t.Metric, Scope: t.Scope, Expected: string(t.Op) + format(t.Metric, t.Limit)}
 		v, ok := measure(run, t)
-		if !ok {
+		switch {
+		case !ok:
 			res.Actual = "not measured"
-		} else {
+		case leakMetric(t.Metric) && run.Leak.Verdict == "indeterminate":
+			// The verdict cannot tell a leak from a warm-up yet: neither can its figure.
+			res.Actual = format(t.Metric, round(v)) + " (indeterminate: " + run.Leak.Reason + ")"
+			res.Passed, res.Indeterminate = true, true
+		default:
 			res.Actual = format(t.Metric, round(v))
 			res.Passed = compare(v, t.Op, t.Limit)
 		}
@@ -252,6 +260,11 @@ func compare(v float64, op Op, limit float64) bool {
 	return false
 }
 
+// leakMetric reports whether metric is one of the leak analysis' figures.
+func leakMetric(metric string) bool {
+	return metric == "leak_kb_per_call" || metric == "leak_slope_mb_per_sec"
+}
+
 // measure reads the value a threshold names from run.
 func measure(run *metrics.Run, t Threshold) (float64, bool) {
 	lat, requests, errs, failures := run.Latency, run.Throughput.TotalRequests, run.Errors.Total, run.Errors.AssertionFailures
@@ -279,7 +292,13 @@ func measure(run *metrics.Run, t Threshold) (float64, bool) {
 	case "rps":
 		return run.Throughput.RequestsPerSec, true
 	case "hangs":
-		return float64(run.HangCount + run.DeadlockCount), true
+		return float64(hangs(run)), true
+	case "crashes":
+		return float64(crashes(run)), true
+	case "crash_rate":
+		return run.Crashes.Rate, run.Crashes.LiveRequests > 0
+	case "malformed":
+		return float64(malformed(run)), true
 	case "drift_ms_per_sec":
 		return run.Analysis.LatencyDriftMsPerSec, len(run.Timeline) >= 3
 	case "memory_growth_mb":
