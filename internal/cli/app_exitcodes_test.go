@@ -55,7 +55,7 @@ func TestExitCodesMatchTable(t *testing.T) {
 	table := exitCodeTable(t)
 	consts := []ExitCode{ExitOK, ExitFailure, ExitRuntime, ExitConfig, ExitConnection, ExitTimeout, ExitSecurity, ExitValidation, ExitInterrupted}
 	if len(consts) != len(table) {
-		t.Errorf("docs/exit-codes.md has %d codes, exitcodes.go %d", len(table), len(consts))
+		t.Errorf("docs/exit-codes.md has %d codes, app_exitcodes.go %d", len(table), len(consts))
 	}
 	for _, c := range consts {
 		if _, ok := table[int(c)]; !ok {
