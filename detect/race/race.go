@@ -90,6 +90,14 @@ const (
 	VerdictDeterministic Verdict = "deterministic"
 	// VerdictIncomplete: the check was stopped before it finished.
 	VerdictIncomplete Verdict = "incomplete"
+	// VerdictCrash: no race showed, but the server went away on some calls: a crash, which
+	// is not a race (mcpspec deadlock and mcpspec load look into it).
+	VerdictCrash Verdict = "crash"
+	// VerdictMalformed: no race showed, but some answers could not be read.
+	VerdictMalformed Verdict = "malformed"
+	// VerdictNoAnswer: no race showed, but some calls got no answer in time: a deadlock or a
+	// slow tool, which mcpspec deadlock tells apart.
+	VerdictNoAnswer Verdict = "no answer"
 )
 
 // Run checks op's server. It fails only when the check cannot be carried out: the server
@@ -120,7 +128,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	}
 	defer func() { r.Duration = time.Since(start) }()
 
-	k := &checker{c: c, o: o, tool: o.Tool}
+	k := &checker{c: c, o: o, tool: o.Tool, store: newAnswers(o.Ignore)}
 	k.identical(ctx, r)
 	if !o.SkipCrossTalk && ctx.Err() == nil {
 		r.CrossTalk = k.crossTalk(ctx, tool, r.Args)
@@ -131,51 +139,59 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 
 // checker makes the calls of one check on one session.
 type checker struct {
-	c    *serverconn.Conn
-	o    Options
-	tool string
+	c     *serverconn.Conn
+	o     Options
+	tool  string
+	store *answers
 }
 
 // identical runs the identical calls: control, then rounds with control calls between.
+// Each answer is reduced to its key as it arrives (see answers.record).
 func (k *checker) identical(ctx context.Context, r *Report) {
-	var seq, con []detect.Outcome
-	seq = append(seq, k.sequential(ctx, r.Args, k.o.Sequential)...)
+	var seq, con []call
+	keep := func(c *call) { c.key = k.store.record(ctx, &c.o) }
+	seq = append(seq, k.sequential(ctx, r.Args, k.o.Sequential, keep)...)
 	for range k.o.Rounds {
 		if ctx.Err() != nil {
 			break
 		}
-		con = append(con, k.burst(ctx, func(int) map[string]any { return r.Args })...)
-		seq = append(seq, k.sequential(ctx, r.Args, k.o.Sequential)...)
+		con = append(con, k.burst(ctx, func(int) map[string]any { return r.Args }, keep)...)
+		seq = append(seq, k.sequential(ctx, r.Args, k.o.Sequential, keep)...)
 	}
-	r.compare(ctx, k.o.Ignore, seq, con)
+	r.compare(k.store, seq, con)
 }
 
-// sequential makes n calls one after another.
-func (k *checker) sequential(ctx context.Context, args map[string]any, n int) []detect.Outcome {
-	var out []detect.Outcome
+// sequential makes n calls one after another; keep reduces each outcome as it arrives.
+func (k *checker) sequential(ctx context.Context, args map[string]any, n int, keep func(*call)) []call {
+	var out []call
 	for i := range n {
 		if ctx.Err() != nil {
 			break
 		}
 		sent := time.Now()
 		res, err := k.c.CallTool(ctx, k.tool, args, nil)
-		out = append(out, detect.FromTool(i, k.tool, sent, res, err))
+		c := call{o: detect.FromTool(i, k.tool, sent, res, err)}
+		keep(&c)
+		out = append(out, c)
 	}
 	return out
 }
 
-// burst releases Concurrency calls together, call i with args(i).
-func (k *checker) burst(ctx context.Context, args func(i int) map[string]any) []detect.Outcome {
-	out := make([]detect.Outcome, k.o.Concurrency) // each goroutine writes its own index
+// burst releases Concurrency calls together, call i with args(i); keep reduces each outcome
+// as it arrives, in the call's goroutine, so no raw answer waits for the others.
+func (k *checker) burst(ctx context.Context, args func(i int) map[string]any, keep func(*call)) []call {
+	out := make([]call, k.o.Concurrency) // each goroutine writes its own index
 	barrier.Go(ctx, k.o.Concurrency, func(ctx context.Context, i int) {
 		sent := time.Now()
 		res, err := k.c.CallTool(ctx, k.tool, args(i), nil)
-		out[i] = detect.FromTool(i, k.tool, sent, res, err)
+		c := call{o: detect.FromTool(i, k.tool, sent, res, err)}
+		keep(&c)
+		out[i] = c
 	})
-	var sent []detect.Outcome
-	for _, o := range out {
-		if o.Method != "" {
-			sent = append(sent, o)
+	var sent []call
+	for _, c := range out {
+		if c.o.Method != "" {
+			sent = append(sent, c)
 		}
 	}
 	return sent

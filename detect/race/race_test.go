@@ -121,9 +121,10 @@ func TestUnknownTool(t *testing.T) {
 	}
 }
 
-func TestUnansweredUnderConcurrencyIsARace(t *testing.T) {
+func TestUnansweredUnderConcurrencyIsNoAnswer(t *testing.T) {
 	// The server deadlocks once calls overlap: the concurrent calls time out, and so do the
-	// control calls after them; those say nothing about what varies by design.
+	// control calls after them; those say nothing about what varies by design. Calls without
+	// an answer are not a race: the verdict says so and points to the deadlock detector.
 	srv := mcptest.NewTCPServer(&mcptest.Options{HangWhenConcurrent: true})
 	t.Cleanup(srv.Close)
 	dial, info, err := serverconn.SpecDial("tcp://"+srv.Addr, nil)
@@ -132,10 +133,22 @@ func TestUnansweredUnderConcurrencyIsARace(t *testing.T) {
 	}
 	op := serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second, RequestTimeout: 300 * time.Millisecond}})
 	r := check(t, op, &race.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
-	if r.Verdict != race.VerdictRace || r.Unanswered != 4 || !strings.Contains(r.Diagnosis, "got no answer at all") {
+	if r.Verdict != race.VerdictNoAnswer || r.Found() || r.Unanswered != 4 || !strings.Contains(r.Diagnosis, "mcpspec deadlock --tool slow") {
 		t.Errorf("verdict %s, unanswered %d: %s", r.Verdict, r.Unanswered, r.Diagnosis)
 	}
 	if len(r.VolatilePaths) != 0 {
 		t.Errorf("volatile paths %v: unanswered control calls must not count as variation", r.VolatilePaths)
+	}
+}
+
+func TestGarbledAnswersAreNotARace(t *testing.T) {
+	// Every 5th answer is truncated JSON: those calls got no answer, which is not a race.
+	r := check(t, server(t, &mcptest.Options{MalformedEvery: 5}), &race.Options{Tool: "echo", Args: map[string]any{"text": "hi"}, Concurrency: 8, Rounds: 2, SkipCrossTalk: true})
+	if r.Verdict != race.VerdictMalformed || !r.Found() || len(r.DivergentPaths) != 0 || !strings.Contains(r.Diagnosis, "not a race") {
+		t.Fatalf("verdict %s, divergent %v: %s", r.Verdict, r.DivergentPaths, r.Diagnosis)
+	}
+	tc := r.Tests()[0]
+	if tc.Status != result.Failed || len(tc.Failures) == 0 || tc.Failures[0].Assertion != "malformed" {
+		t.Errorf("test case %s with failures %+v", tc.Status, tc.Failures)
 	}
 }

@@ -48,6 +48,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  call %d carries the marker of call %s: %s\n", l.Call, ints(l.Carries), l.Excerpt)
 		}
 	}
+	for _, n := range r.NoAnswer {
+		fmt.Fprintf(&b, "\nNo answer (%s): %d concurrent, %d one at a time — %s\n", n.Class, n.Concurrent, n.Alone, orDash(n.Message))
+	}
 	if r.Incomplete != "" {
 		fmt.Fprintf(&b, "\nIncomplete: %s\n", r.Incomplete)
 	}
@@ -70,9 +73,16 @@ func (r *Report) Tests() []*result.Test {
 				Message: fmt.Sprintf("%s answered differently from calls made one at a time:\n%s", textfmt.Plural(g.Count, "concurrent call"), g.Diff)})
 		}
 	}
+	if n := r.unanswered(); n != nil && !div && r.Found() {
+		t.Failures = append(t.Failures, result.Failure{Assertion: string(n.Class), Expected: "an answer to every call",
+			Actual: fmt.Sprintf("%d concurrent and %d sequential calls got none (%s)", n.Concurrent, n.Alone, n.Category), Message: r.Diagnosis})
+	}
 	switch {
-	case div:
+	case div || r.Found() && r.Verdict != VerdictRace:
 		t.Status = result.Failed
+	case r.Verdict == VerdictNoAnswer:
+		t.Status = result.Errored
+		t.Error = &result.Error{Category: result.Timeout, Message: r.Diagnosis}
 	case r.Verdict == VerdictIncomplete:
 		t.Status = result.Errored
 		t.Error = &result.Error{Category: result.Cancelled, Message: r.Diagnosis}

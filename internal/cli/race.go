@@ -19,8 +19,11 @@ func (a *app) raceCommand() *cli.Command {
 			"    [--max-time 10m] [--json]\n\n" +
 			"Answers that vary even one call at a time (timestamps, ids) are non-deterministic by design, not a\n" +
 			"race; --ignore blanks volatile fields before comparing. --explain shows the algorithm.\n\n" +
-			"Exit codes: 0 no race · 1 a race · 2 the check could not tell · 3 bad flags or unknown tool · 4 cannot\n" +
-			"start or reach the server · 5 --max-time passed before the end · 130 interrupted.",
+			"Calls that get no answer are not a race: the verdict names the class (crash, malformed, no answer)\n" +
+			"and the verb that looks into it.\n\n" +
+			"Exit codes: 0 no race · 1 a race, a crash or malformed answers · 2 the check could not tell · 3 bad\n" +
+			"flags or unknown tool · 4 cannot start or reach the server · 5 calls got no answer in time, or\n" +
+			"--max-time passed before the end · 130 interrupted.",
 		Flags: detectorFlagDefs(
 			&cli.StringFlag{Name: "tool", Usage: "the tool `T` to call (required)"},
 			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Usage: "its arguments: a JSON object, @FILE or - (default: made up from its inputSchema)"},
@@ -64,6 +67,15 @@ func (a *app) race(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	return runDetectorVerb(ctx, a, f, "race", cmd.Duration("max-time"), race.Run, o, func(r *race.Report) error {
+		switch r.Verdict {
+		case race.VerdictNoAnswer:
+			return &Error{Code: ExitTimeout, Msg: "no race, but calls got no answer in time: " + r.Diagnosis,
+				Hint: "mcpspec deadlock --tool " + r.Tool + " tells a deadlock from a slow tool; --timeout raises the wait"}
+		case race.VerdictCrash:
+			return verdictError(true, "the server crashed", r.Diagnosis, false, "")
+		case race.VerdictMalformed:
+			return verdictError(true, "malformed answers", r.Diagnosis, false, "")
+		}
 		return verdictError(r.Found(), "race found", r.Diagnosis, r.Verdict == race.VerdictIncomplete, "")
 	})
 }
@@ -89,14 +101,15 @@ func explainRace(w io.Writer, f serverFlags, o *race.Options, ignore []string) e
 	if len(ignore) > 0 {
 		ig = "--ignore " + strings.Join(ignore, ", ")
 	}
-	step("Canonicalize every answer: key-sorted JSON with the fields of %s blanked; a JSON-RPC error or no answer counts as an answer of its own.", ig)
+	step("Canonicalize every answer as it arrives: key-sorted JSON with the fields of %s blanked, a JSON-RPC error an answer of its own; keep a digest per call and one exemplar per distinct answer.", ig)
+	step("A call that got no answer (the server went away, a malformed frame, no answer in time) is not compared: with no race, the verdict is crash or malformed (exit 1) or no answer (exit 5), and points to mcpspec deadlock or mcpspec load.")
 	step("A field that varies one call at a time (a timestamp, an id, a counter) is volatile: differences there are excused, and the verdict is \"non-deterministic by design\" (exit 0).")
 	step("A field that never varied one call at a time but differs under concurrency is a race (exit 1): each distinct answer is reported with its paths and values.")
 	step("Cross-talk: tag one free-form string argument with a marker per call, %d calls one at a time, then %d at once; an answer carrying another call's marker is a race, unless the calls one at a time already did (shared state by design).",
 		2*race.DefaultSequential, o.Concurrency)
 	step("Everything runs on one session; --max-time bounds the whole run.")
-	b.WriteString("\nExit codes: 0 no race · 1 a race · 3 bad flags or unknown tool · 4 cannot start or reach the server ·\n")
-	b.WriteString("5 --max-time passed before the end · 130 interrupted.\n")
+	b.WriteString("\nExit codes: 0 no race · 1 a race, a crash or malformed answers · 3 bad flags or unknown tool · 4 cannot\n")
+	b.WriteString("start or reach the server · 5 calls got no answer in time, or --max-time passed · 130 interrupted.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
