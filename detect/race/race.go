@@ -11,7 +11,14 @@
 // A leaf that never varied one call at a time but differs under concurrency is a race. The
 // cross-talk form calls the tool with a distinct marker in one free-form string argument per
 // call: an answer that carries another call's marker is a race, unless the control calls
-// already showed the tool keeps earlier calls' arguments (shared state by design).
+// already showed the tool keeps earlier calls' arguments (shared state by design). The
+// lost-update form writes concurrently, each call with a marker, and reads back with a read
+// tool (named, or picked when one pairs with the tool): a marker whose write reported success
+// and that the read-back lacks is a lost update, a race.
+//
+// A call that got no answer is not compared: with no race, the verdict names its class
+// (crash, lost response, malformed, no answer). Answers are reduced to digests as they arrive,
+// one exemplar kept per distinct answer.
 package race
 
 import (
@@ -24,6 +31,7 @@ import (
 	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/detect/barrier"
 	"github.com/mcpspec/mcpspec/internal/synth"
+	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
@@ -54,6 +62,12 @@ type Options struct {
 	Ignore *Ignore
 	// SkipCrossTalk turns off the cross-talk form.
 	SkipCrossTalk bool
+	// ReadBack names the read tool of the lost-update form, and ReadBackArgs its arguments
+	// (nil: made up from its inputSchema). "" picks one that pairs with Tool (add_note and
+	// list_notes), if one does; NoReadBack turns the form off.
+	ReadBack     string
+	ReadBackArgs map[string]any
+	NoReadBack   bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -93,6 +107,9 @@ const (
 	// VerdictCrash: no race showed, but the server went away on some calls: a crash, which
 	// is not a race (mcpspec deadlock and mcpspec load look into it).
 	VerdictCrash Verdict = "crash"
+	// VerdictLost: no race showed, but the server ended some calls' response streams before
+	// their answers, with nothing to resume them from (lost responses).
+	VerdictLost Verdict = "lost response"
 	// VerdictMalformed: no race showed, but some answers could not be read.
 	VerdictMalformed Verdict = "malformed"
 	// VerdictNoAnswer: no race showed, but some calls got no answer in time: a deadlock or a
@@ -121,6 +138,19 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
+	// The read-back of the lost-update form: named, or picked when one pairs with the tool.
+	var rb session.Tool
+	picked, haveRB := "", false
+	switch {
+	case o.NoReadBack:
+	case o.ReadBack != "":
+		if rb, err = detect.Find(tools, o.ReadBack); err != nil {
+			return nil, err
+		}
+		haveRB = true
+	default:
+		rb, picked, haveRB = pickReadBack(tool, tools)
+	}
 	r := &Report{Server: c.ServerInfo(), ProtocolVersion: c.ProtocolVersion(), Tool: o.Tool,
 		Concurrency: o.Concurrency, Rounds: o.Rounds, ArgsFrom: "given", Args: o.Args}
 	if r.Args == nil {
@@ -132,6 +162,12 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	k.identical(ctx, r)
 	if !o.SkipCrossTalk && ctx.Err() == nil {
 		r.CrossTalk = k.crossTalk(ctx, tool, r.Args)
+	}
+	if haveRB && ctx.Err() == nil {
+		r.LostUpdates = k.lostUpdates(ctx, tool, r.Args, rb, o.ReadBackArgs)
+		if r.LostUpdates != nil {
+			r.LostUpdates.Picked = picked
+		}
 	}
 	r.decide(ctx)
 	return r, nil

@@ -152,3 +152,41 @@ func TestGarbledAnswersAreNotARace(t *testing.T) {
 		t.Errorf("test case %s with failures %+v", tc.Status, tc.Failures)
 	}
 }
+
+// TestLostUpdates: add_note reads the shared store, works, and writes it back without a lock,
+// so of concurrent adds only the last survives while every one answers "added". The read-back
+// (list_notes, picked because it pairs with add_note) names each lost marker; the healthy twin,
+// which locks, loses none.
+func TestLostUpdates(t *testing.T) {
+	o := &race.Options{Tool: "add_note", Args: map[string]any{"text": "n"}, Concurrency: 8, Rounds: 1, Sequential: 2, SkipCrossTalk: true}
+	r := check(t, server(t, &mcptest.Options{LostUpdates: true}), o)
+	lu := r.LostUpdates
+	if r.Verdict != race.VerdictRace || lu == nil || lu.Verdict != race.LostUpdateRace || len(lu.Lost) == 0 {
+		t.Fatalf("verdict %s, lost updates %+v", r.Verdict, lu)
+	}
+	if lu.ReadBack != "list_notes" || !strings.Contains(lu.Picked, "picked list_notes") || lu.Succeeded != 8 {
+		t.Errorf("read back with %q (%s), %d of %d writes succeeded", lu.ReadBack, lu.Picked, lu.Succeeded, lu.Writes)
+	}
+	if !strings.Contains(r.Diagnosis, "lost updates") || !strings.Contains(r.Diagnosis, lu.Lost[0].Marker) {
+		t.Errorf("diagnosis %q does not name the lost marker %s", r.Diagnosis, lu.Lost[0].Marker)
+	}
+	tests := r.Tests()
+	if last := tests[len(tests)-1]; last.Status != result.Failed || !strings.HasSuffix(last.ID, "/lost-updates") {
+		t.Errorf("test case %s %s", last.ID, last.Status)
+	}
+
+	r = check(t, server(t, &mcptest.Options{Notes: true}), o)
+	if r.Verdict == race.VerdictRace || r.LostUpdates == nil || r.LostUpdates.Verdict != race.LostUpdateNone || r.LostUpdates.Succeeded != 8 {
+		t.Errorf("healthy twin: verdict %s, lost updates %+v", r.Verdict, r.LostUpdates)
+	}
+	// Named explicitly, with arguments; a tool that is no write gets no read-back picked.
+	r = check(t, server(t, &mcptest.Options{Notes: true}), &race.Options{Tool: "add_note", Args: map[string]any{"text": "n"}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true,
+		ReadBack: "list_notes", ReadBackArgs: map[string]any{}})
+	if r.LostUpdates == nil || r.LostUpdates.Picked != "" || r.LostUpdates.Verdict != race.LostUpdateNone {
+		t.Errorf("--read-back list_notes: %+v", r.LostUpdates)
+	}
+	r = check(t, server(t, &mcptest.Options{Notes: true}), &race.Options{Tool: "echo", Args: map[string]any{"text": "n"}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
+	if r.LostUpdates != nil {
+		t.Errorf("echo got a read-back: %+v", r.LostUpdates)
+	}
+}

@@ -50,6 +50,8 @@ type Report struct {
 	// NoAnswer tallies the calls without an answer by class, gravest first.
 	NoAnswer  []NoAnswer `json:"noAnswer,omitempty"`
 	CrossTalk *CrossTalk `json:"crossTalk,omitempty"`
+	// LostUpdates is the lost-update form, when a read-back tool was named or picked.
+	LostUpdates *LostUpdates `json:"lostUpdates,omitempty"`
 	// Incomplete says why the check stopped before the end, if it did.
 	Incomplete string        `json:"incomplete,omitempty"`
 	Duration   time.Duration `json:"-"`
@@ -87,6 +89,9 @@ type UnansweredClass string
 const (
 	// UnansweredCrash: the server went away during the call (Crash, Disconnected).
 	UnansweredCrash UnansweredClass = "crash"
+	// UnansweredLost: the server ended the call's response stream before the answer, with
+	// nothing to resume it from (a lost response).
+	UnansweredLost UnansweredClass = "lost response"
 	// UnansweredMalformed: the answer could not be read (Malformed).
 	UnansweredMalformed UnansweredClass = "malformed"
 	// UnansweredTimeout: no answer in time (Timeout, Deadlock).
@@ -102,6 +107,8 @@ func (c UnansweredClass) verdict() Verdict {
 		return VerdictCrash
 	case UnansweredMalformed:
 		return VerdictMalformed
+	case UnansweredLost:
+		return VerdictLost
 	}
 	return VerdictNoAnswer
 }
@@ -110,7 +117,7 @@ func (c UnansweredClass) verdict() Verdict {
 // that merely got no answer in time (VerdictNoAnswer) are not one: that is for the deadlock
 // detector to tell.
 func (r *Report) Found() bool {
-	return r.Verdict == VerdictRace || r.Verdict == VerdictCrash || r.Verdict == VerdictMalformed
+	return r.Verdict == VerdictRace || r.Verdict == VerdictCrash || r.Verdict == VerdictMalformed || r.Verdict == VerdictLost
 }
 
 // answer is one distinct answer made comparable.
@@ -232,7 +239,7 @@ func (r *Report) compare(store *answers, seq, con []call) {
 		return r.Groups[i].Canonical < r.Groups[j].Canonical
 	})
 	r.DivergentPaths = sortedKeys(divergent)
-	for _, cl := range []UnansweredClass{UnansweredCrash, UnansweredMalformed, UnansweredTimeout, UnansweredFailed} {
+	for _, cl := range []UnansweredClass{UnansweredCrash, UnansweredLost, UnansweredMalformed, UnansweredTimeout, UnansweredFailed} {
 		if n := noAnswer[cl]; n != nil {
 			r.NoAnswer = append(r.NoAnswer, *n)
 		}
@@ -244,6 +251,8 @@ func unansweredClass(o detect.Outcome) UnansweredClass {
 	switch {
 	case o.Class == detect.Crash:
 		return UnansweredCrash
+	case o.Class == detect.Lost:
+		return UnansweredLost
 	case o.Category == session.Malformed:
 		return UnansweredMalformed
 	case o.Class == detect.Deadlock || o.Category == session.Timeout || o.Category == session.Hang:
@@ -261,12 +270,19 @@ func (r *Report) decide(ctx context.Context) {
 		}
 	}
 	leaked := r.CrossTalk != nil && len(r.CrossTalk.Leaks) > 0
+	lost := r.LostUpdates != nil && len(r.LostUpdates.Lost) > 0
 	unanswered := r.unanswered()
 	switch {
 	case div > 0:
 		r.Verdict = VerdictRace
 		r.Diagnosis = fmt.Sprintf("answers diverge only under concurrency: %d of %d answered concurrent calls differ from the answer of calls made one at a time at %s, which never varied in %d such calls",
 			div, r.ConcurrentCalls-r.Unanswered, pathList(r.DivergentPaths), r.SequentialCalls)
+		if unanswered != nil {
+			r.Diagnosis += "; besides, " + r.noAnswerDiagnosis(*unanswered)
+		}
+	case lost:
+		r.Verdict = VerdictRace
+		r.Diagnosis = r.LostUpdates.Reason
 		if unanswered != nil {
 			r.Diagnosis += "; besides, " + r.noAnswerDiagnosis(*unanswered)
 		}
@@ -294,6 +310,9 @@ func (r *Report) decide(ctx context.Context) {
 	}
 	if r.CrossTalk != nil && !leaked && r.Verdict != VerdictRace {
 		r.Diagnosis += "; cross-talk: " + r.CrossTalk.Reason
+	}
+	if lu := r.LostUpdates; lu != nil && !lost {
+		r.Diagnosis += "; lost updates (read back with " + lu.ReadBack + "): " + lu.Reason
 	}
 	if ctx.Err() != nil {
 		r.Incomplete = "stopped before the end: " + context.Cause(ctx).Error()
@@ -325,6 +344,9 @@ func (r *Report) noAnswerDiagnosis(n NoAnswer) string {
 	case UnansweredCrash:
 		return fmt.Sprintf("the server went away (%s) on %s (%s); mcpspec deadlock --tool %s tells a crash under concurrency from one alone, mcpspec load measures the crash rate",
 			n.Category, calls, n.Message, r.Tool)
+	case UnansweredLost:
+		return fmt.Sprintf("the server ended the response stream before the answer, with nothing to resume it from, on %s: lost responses; mcpspec deadlock --tool %s reports them per call",
+			calls, r.Tool)
 	case UnansweredMalformed:
 		return fmt.Sprintf("%s got a malformed answer (%s); mcpspec call --tool %s shows the frame, mcpspec load counts them per call",
 			calls, n.Message, r.Tool)

@@ -16,7 +16,10 @@ func (a *app) raceCommand() *cli.Command {
 		Name:  "race",
 		Usage: "check that identical concurrent calls get identical answers, and that calls do not see each other's arguments",
 		UsageText: "mcpspec race --server SPEC --tool T [--args JSON] [--concurrency 32] [--rounds 3] [--ignore JSONPATH]…\n" +
-			"    [--max-time 10m] [--json]\n\n" +
+			"    [--read-back R [--read-back-args JSON]] [--max-time 10m] [--json]\n\n" +
+			"Lost updates: concurrent writes of T carry a marker each, and the read-back R must show every one whose\n" +
+			"write reported success; without --read-back a read tool that pairs with T (list_notes for add_note) is\n" +
+			"picked and named, --read-back none turns it off.\n\n" +
 			"Answers that vary even one call at a time (timestamps, ids) are non-deterministic by design, not a\n" +
 			"race; --ignore blanks volatile fields before comparing. --explain shows the algorithm.\n\n" +
 			"Calls that get no answer are not a race: the verdict names the class (crash, malformed, no answer)\n" +
@@ -31,6 +34,8 @@ func (a *app) raceCommand() *cli.Command {
 			&cli.IntFlag{Name: "rounds", Value: race.DefaultRounds, Usage: "release them `R` times, with calls one at a time between"},
 			&cli.StringSliceFlag{Name: "ignore", Usage: "blank the field at `JSONPATH` before comparing, e.g. $.structuredContent.time or $..timestamp (repeatable)"},
 			&cli.BoolFlag{Name: "no-cross-talk", Usage: "skip the cross-talk form (distinct arguments per call)"},
+			&cli.StringFlag{Name: "read-back", Usage: "lost updates: after concurrent writes of --tool, each with a marker, read back with tool `R`, which must show every marker (default: a read tool that pairs with --tool, e.g. list_notes for add_note; none: off)"},
+			&cli.StringFlag{Name: "read-back-args", Usage: "--read-back's arguments: a JSON object, @FILE or - (default: made up from its inputSchema)"},
 		),
 		Action: a.race,
 	}
@@ -42,7 +47,10 @@ func (a *app) race(ctx context.Context, cmd *cli.Command) error {
 	}
 	f := readServerFlags(cmd)
 	o := &race.Options{Tool: cmd.String("tool"), Concurrency: int(cmd.Int("concurrency")), Rounds: int(cmd.Int("rounds")),
-		SkipCrossTalk: cmd.Bool("no-cross-talk")}
+		SkipCrossTalk: cmd.Bool("no-cross-talk"), ReadBack: cmd.String("read-back")}
+	if o.ReadBack == "none" {
+		o.ReadBack, o.NoReadBack = "", true
+	}
 	if cmd.Bool("explain") {
 		return explainRace(a.io.Stdout, f, o, cmd.StringSlice("ignore"))
 	}
@@ -66,6 +74,9 @@ func (a *app) race(ctx context.Context, cmd *cli.Command) error {
 	if o.Args, err = detectorArgs(ctx, "args", cmd.String("args"), a.io.Stdin); err != nil {
 		return err
 	}
+	if o.ReadBackArgs, err = detectorArgs(ctx, "read-back-args", cmd.String("read-back-args"), a.io.Stdin); err != nil {
+		return err
+	}
 	return runDetectorVerb(ctx, a, f, "race", cmd.Duration("max-time"), race.Run, o, func(r *race.Report) error {
 		switch r.Verdict {
 		case race.VerdictNoAnswer:
@@ -75,6 +86,8 @@ func (a *app) race(ctx context.Context, cmd *cli.Command) error {
 			return verdictError(true, "the server crashed", r.Diagnosis, false, "")
 		case race.VerdictMalformed:
 			return verdictError(true, "malformed answers", r.Diagnosis, false, "")
+		case race.VerdictLost:
+			return verdictError(true, "lost responses", r.Diagnosis, false, "")
 		}
 		return verdictError(r.Found(), "race found", r.Diagnosis, r.Verdict == race.VerdictIncomplete, "")
 	})
@@ -107,6 +120,7 @@ func explainRace(w io.Writer, f serverFlags, o *race.Options, ignore []string) e
 	step("A field that never varied one call at a time but differs under concurrency is a race (exit 1): each distinct answer is reported with its paths and values.")
 	step("Cross-talk: tag one free-form string argument with a marker per call, %d calls one at a time, then %d at once; an answer carrying another call's marker is a race, unless the calls one at a time already did (shared state by design).",
 		2*race.DefaultSequential, o.Concurrency)
+	step("Lost updates (with --read-back R, or a read tool that pairs with the tool: list/get/read/search of the same name, or the only read tool that needs no argument): 2 writes one at a time, each with a marker, must both show in R; then %d writes at once, each with a marker; R must show every marker whose write reported success, and each missing one is named (a race, exit 1).", o.Concurrency)
 	step("Everything runs on one session; --max-time bounds the whole run.")
 	b.WriteString("\nExit codes: 0 no race · 1 a race, a crash or malformed answers · 3 bad flags or unknown tool · 4 cannot\n")
 	b.WriteString("start or reach the server · 5 calls got no answer in time, or --max-time passed · 130 interrupted.\n")
