@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/transport"
 )
 
 // Class is how one call ended, as a detector sees it.
@@ -23,6 +24,10 @@ const (
 	Deadlock Class = "deadlock"
 	// Crash: the server went away during the call (Crash, Disconnected).
 	Crash Class = "crash"
+	// Lost: the server ended the stream meant to carry the call's answer before the answer,
+	// with nothing to resume it from, while the connection stayed (a Disconnected of
+	// [transport.ReasonStreamEnded]): a lost response, neither a hang nor a crash.
+	Lost Class = "lost"
 	// Failed: anything else that kept the call from an answer (Malformed, a client Timeout,
 	// Cancelled …).
 	Failed Class = "failed"
@@ -122,6 +127,10 @@ func (o *Outcome) fail(err error) {
 		o.Class = Deadlock
 	case session.Crash, session.Disconnected:
 		o.Class = Crash
+		var fe *transport.FrameError
+		if errors.As(err, &fe) && fe.Reason == transport.ReasonStreamEnded {
+			o.Class = Lost
+		}
 	default:
 		o.Class = Failed
 	}
@@ -151,7 +160,7 @@ func Requeue(group []Outcome, threshold time.Duration) {
 
 // Counts tallies a group of outcomes by class.
 type Counts struct {
-	OK, Slow, Deadlock, Crash, Failed int
+	OK, Slow, Deadlock, Crash, Lost, Failed int
 }
 
 // Count tallies outcomes.
@@ -167,6 +176,8 @@ func Count(group []Outcome) Counts {
 			c.Deadlock++
 		case Crash:
 			c.Crash++
+		case Lost:
+			c.Lost++
 		default:
 			c.Failed++
 		}

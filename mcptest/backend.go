@@ -104,6 +104,8 @@ type Backend struct {
 	workers chan struct{}
 	// stallClock starts at the first tools/call (Options.Stall).
 	stallClock clock
+	// notes is the store of the notes tools (Options.Notes).
+	notes notes
 }
 
 // NewBackend returns a Backend configured by opts (nil means defaults). It panics on invalid

@@ -56,6 +56,12 @@
 //     missing; =?base64?…?= values are decoded; integers compare numerically).
 //   - time(): only with [Options.TimeTool] (--time-tool); the current time as text and as
 //     structuredContent {time}: answers that differ by design.
+//   - add_note(text), list_notes(): only with [Options.Notes] (--notes); a store every session
+//     shares, written by add_note and read by list_notes (text one note a line, and
+//     structuredContent {notes, count}). [Options.LostUpdates] (--lost-updates) makes add_note a
+//     read-modify-write without a lock: concurrent adds all answer "added", one survives.
+//
+// [Options.AllDestructive] (--all-destructive) annotates every tool destructiveHint.
 //
 // Server-to-client requests travel on the connection over stdio, TCP, WebSocket and HTTP+SSE.
 // Over Streamable HTTP the tools/call is answered as an event stream that carries the request;

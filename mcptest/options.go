@@ -126,6 +126,16 @@ type Options struct {
 	// TimeTool adds the tool time, which returns the current time: its answers differ by
 	// design, even one call after another. Off by default, so the tool list stays the same.
 	TimeTool bool
+	// Notes adds the tools add_note(text), which writes to a store shared by every session, and
+	// list_notes, which reads it. Off by default, so the tool list stays the same.
+	Notes bool
+	// LostUpdates (implies Notes) makes add_note a read-modify-write without a lock: it reads
+	// the store, works 20ms, and writes back what it read plus its note, so of concurrent adds
+	// only the last survives, while every one answers "added".
+	LostUpdates bool
+	// AllDestructive annotates every tool destructiveHint: true (and readOnlyHint false), as a
+	// server that marks everything destructive does.
+	AllDestructive bool
 	// WrongID answers tools/call with an id off by 1000 (a string id gets the suffix "+1000").
 	WrongID bool
 	// DropSSEAfter, when positive, cuts every SSE answer to a tools/call of a legacy
@@ -133,6 +143,10 @@ type Options struct {
 	// and always before the response; the call goes on, and the client must resume the stream
 	// with GET and Last-Event-ID to get the rest.
 	DropSSEAfter int
+	// NoEventStore sends SSE answers of legacy sessions with no priming event and no event
+	// ids, as a server without an event store does: with DropSSEAfter, a cut stream cannot be
+	// resumed, and the answer to the call is lost while the session goes on answering.
+	NoEventStore bool
 	// BothResultAndError answers tools/call with a frame holding both "result" and "error".
 	BothResultAndError bool
 	// DuplicateAnswers sends every tools/call response twice, the copy right after the

@@ -46,6 +46,7 @@ type eventStream struct {
 	final    int           // seq of the answer (0 when the stream ended without one)
 	endedAt  time.Time
 	attached bool // a writer is sending the stream
+	noIDs    bool // Options.NoEventStore: events carry no id, so the stream cannot be resumed
 	detached bool // the server cut the POST on purpose: its disconnect must not cancel the call
 }
 
@@ -54,7 +55,12 @@ func newEventStream() *eventStream {
 }
 
 // eventID is the SSE id of event seq.
-func (st *eventStream) eventID(seq int) string { return st.id + "-" + strconv.Itoa(seq) }
+func (st *eventStream) eventID(seq int) string {
+	if st.noIDs {
+		return ""
+	}
+	return st.id + "-" + strconv.Itoa(seq)
+}
 
 // splitEventID parses "<streamID>-<n>".
 func splitEventID(id string) (stream string, seq int, ok bool) {
@@ -312,7 +318,13 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, req *reque
 		return false
 	}
 	ew := newSSEWriter(w)
-	if ew.priming(st.eventID(0), RetryMillis) != nil {
+	start := func() error { return ew.priming(st.eventID(0), RetryMillis) }
+	if s.Backend.opts.NoEventStore {
+		// No event store: no priming event and no ids, so a cut stream cannot be resumed.
+		st.noIDs = true
+		start = ew.open
+	}
+	if start() != nil {
 		return false // the client is gone: returning ends r's context, which cancels the call
 	}
 	limit := 0

@@ -277,11 +277,28 @@ func (e *sseWriter) priming(id string, retryMillis int) error {
 	return e.rc.Flush()
 }
 
-// message writes one "message" event with an id; data must hold no newline.
+// open starts the stream without an event: the headers and an SSE comment, flushed.
+func (e *sseWriter) open() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.startLocked(nil)
+	if _, err := fmt.Fprint(e.w, ": stream\n\n"); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// message writes one "message" event with an id (none when id is ""); data must hold no newline.
 func (e *sseWriter) message(id string, data []byte) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.startLocked(nil)
+	if id == "" {
+		if _, err := fmt.Fprintf(e.w, "event: message\ndata: %s\n\n", data); err != nil {
+			return err
+		}
+		return e.rc.Flush()
+	}
 	if _, err := fmt.Fprintf(e.w, "id: %s\nevent: message\ndata: %s\n\n", id, data); err != nil {
 		return err
 	}

@@ -174,6 +174,12 @@ func (b *Backend) visibleTools(stateless, tasks bool) []*tool {
 	if b.opts.TimeTool {
 		all = append(all, timeTool())
 	}
+	if b.opts.Notes || b.opts.LostUpdates {
+		all = append(all, notesTools()...)
+	}
+	if b.opts.AllDestructive {
+		all = markDestructive(all)
+	}
 	if tasks {
 		for _, t := range all {
 			if t.Name == "slow" {

@@ -25,6 +25,11 @@ func (s *Session) readLoop() {
 		if f.At.IsZero() {
 			f.At = time.Now()
 		}
+		if f.StreamEnded() {
+			// A signal of the transport, not bytes the server sent: no frame hook sees it.
+			s.lostResponse(f)
+			continue
+		}
 		if s.opts.OnFrame != nil {
 			s.opts.OnFrame(Received, f)
 		}
@@ -93,6 +98,28 @@ func (s *Session) framingFault(f transport.Frame) {
 		return
 	}
 	s.malformed(f, f.Err, "framing fault: "+f.Err.Error())
+}
+
+// lostResponse fails the call whose answer stream ended before its answer (the transport
+// could not resume it) as Disconnected: the answer is lost, the session goes on. A call no
+// longer pending (answered by a frame that was salvaged, given up) is left alone.
+func (s *Session) lostResponse(f transport.Frame) {
+	id, ok := parseInt(f.ReplyTo)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	c, found := s.sh.pending[id]
+	if found {
+		delete(s.sh.pending, id)
+	}
+	s.mu.Unlock()
+	if !found {
+		return
+	}
+	c.fail = &Error{Category: Disconnected, Message: "the server ended the response stream before the response, with nothing to resume it from: the response is lost (the session goes on)", Err: f.Err}
+	c.at = f.At
+	c.done <- struct{}{}
 }
 
 // malformed fails the call named by a salvaged id, or records an unroutable finding.

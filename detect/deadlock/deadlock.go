@@ -105,6 +105,16 @@ const (
 	VerdictCrash Verdict = "crash"
 	// VerdictIncomplete: the probe was stopped (time limit, interruption) before it finished.
 	VerdictIncomplete Verdict = "incomplete"
+	// VerdictLost: the server ended a call's response stream before its answer, with nothing
+	// to resume it from, while the session went on answering: a lost response.
+	VerdictLost Verdict = "lost response"
+	// VerdictHang: a call went unanswered even alone, or was slow alone and unanswered under
+	// concurrency: a hang or a tool slower than the hang threshold, which a deadlock probe
+	// cannot tell from a deadlock (the report's exit code is a timeout's).
+	VerdictHang Verdict = "hang"
+	// VerdictNotTested is a report's verdict when no tool was called: every tool was left out
+	// (annotations, Skip) or the server lists none. Nothing was exercised, so nothing is clean.
+	VerdictNotTested Verdict = "not tested"
 	// VerdictClean is a report's verdict when no probe found a deadlock or a crash.
 	VerdictClean Verdict = "clean"
 )
@@ -114,7 +124,7 @@ const (
 // [*detect.UnknownToolError]). What it finds is in the report.
 func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, error) {
 	o := opts.withDefaults()
-	p := &prober{op: op, o: o}
+	p := &prober{op: op, o: o, slowAlone: map[string]bool{}}
 	r := &Report{Concurrency: o.Concurrency, HangAfterMs: o.HangAfter.Milliseconds(), GraceMs: o.Grace.Milliseconds()}
 	start := time.Now()
 	defer func() { r.Duration = time.Since(start) }()
@@ -125,6 +135,7 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		return nil, err
 	}
 	defer func() { control.close() }()
+	p.shared = control.c.Process == nil
 	r.Server = control.c.ServerInfo()
 	r.ProtocolVersion = control.c.ProtocolVersion()
 
@@ -149,6 +160,10 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		return nil, err
 	}
 	r.Skipped = skipped
+	if len(chosen) == 0 {
+		r.notTested(len(tools))
+		return r, nil
+	}
 
 	// A server every session shares (a network server) initializes once, on its first calls:
 	// the control calls of the first probe would do it and hide a lazy-init deadlock, so there
@@ -180,12 +195,14 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 		control = p.sequential(ctx, control, &pr)
 		shared := p.concurrent(ctx, &pr)
 		r.Probes = append(r.Probes, pr)
-		if pr.Verdict == VerdictDeadlock && shared {
+		// A server every session shares may stay wedged after calls went unanswered: the
+		// probe goes on while it still answers ping, and stops once it does not.
+		if (pr.Verdict == VerdictDeadlock || pr.Verdict == VerdictHang) && shared && pr.Wedged {
 			for _, rest := range chosen[i+1:] {
 				r.Skipped = append(r.Skipped, detect.Skipped{Tool: rest.Name,
-					Reason: fmt.Sprintf("not probed: %s deadlocked the server, which every session shares", t.Name)})
+					Reason: fmt.Sprintf("not probed: after %s the server, which every session shares, no longer answered ping", t.Name)})
 			}
-			r.Notes = append(r.Notes, "the server is shared by every session (a network server): the probe stopped at the first deadlock, as the server may stay wedged")
+			r.Notes = append(r.Notes, "the server is shared by every session (a network server): the probe stopped once it no longer answered ping")
 			r.tally()
 			return r, nil
 		}
@@ -198,6 +215,9 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 	if ctx.Err() != nil && r.Incomplete == "" {
 		r.Incomplete = "stopped before the end: " + context.Cause(ctx).Error()
 	}
+	for i := range r.Probes {
+		p.rejudgeListRace(&r.Probes[i])
+	}
 	r.tally()
 	return r, nil
 }
@@ -206,6 +226,12 @@ func Run(ctx context.Context, op *serverconn.Opener, opts *Options) (*Report, er
 type prober struct {
 	op *serverconn.Opener
 	o  Options
+	// slowAlone holds the tools whose control calls were slow, or unanswered on a server of
+	// their own: their calls unanswered in the list race say nothing about a deadlock.
+	slowAlone map[string]bool
+	// shared is set when every session shares the server (a network server): there a control
+	// call unanswered after a deadlock may be the deadlock's doing.
+	shared bool
 }
 
 // conn is one session of the probe.

@@ -181,11 +181,12 @@ func TestUnknownToolAndSelection(t *testing.T) {
 	}
 }
 
-func TestCallThatHangsAloneIsADeadlock(t *testing.T) {
+func TestCallThatHangsAloneIsAHang(t *testing.T) {
 	s := tcpServer(t, &mcptest.Options{HangFirstCall: true})
 	r := run(t, opener(t, s), &deadlock.Options{Tool: "echo", HangAfter: 200 * time.Millisecond, Grace: 200 * time.Millisecond, SkipListRace: true})
-	// The first tools/call of the server hangs even alone.
-	if r.Verdict != deadlock.VerdictDeadlock || !strings.Contains(r.Probes[0].Diagnosis, "even when called alone") {
+	// The first tools/call of the server hangs even alone: a hang, not a deadlock, which
+	// needs concurrency.
+	if r.Verdict != deadlock.VerdictHang || r.Found() || !strings.Contains(r.Probes[0].Diagnosis, "even when called alone") {
 		t.Errorf("verdict %s, diagnosis %q", r.Verdict, r.Probes[0].Diagnosis)
 	}
 }
@@ -215,4 +216,67 @@ func probeNamed(t *testing.T, r *deadlock.Report, name string) deadlock.Probe {
 	}
 	t.Fatalf("no probe %s among %d", name, len(r.Probes))
 	return deadlock.Probe{}
+}
+
+// TestSlowAloneIsAHangNotADeadlock: a tool slower by design than the hang threshold plus
+// grace is unanswered in time even alone: a hang or a slow tool, not a deadlock.
+func TestSlowAloneIsAHangNotADeadlock(t *testing.T) {
+	r := run(t, freshServers(t, nil), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 1500},
+		Concurrency: 4, HangAfter: 100 * time.Millisecond, Grace: 100 * time.Millisecond, SkipListRace: true})
+	if r.Verdict != deadlock.VerdictHang || r.Found() || len(r.Probes) != 1 {
+		t.Fatalf("verdict %s (found %v), %d probes; want hang, not found", r.Verdict, r.Found(), len(r.Probes))
+	}
+	p := r.Probes[0]
+	if p.Verdict != deadlock.VerdictHang || !strings.Contains(p.Diagnosis, "not a deadlock") || !strings.Contains(p.Diagnosis, "raise --hang-after") {
+		t.Errorf("probe %s: %s", p.Verdict, p.Diagnosis)
+	}
+	if tc := r.Tests()[0]; tc.Status != result.Errored || tc.Error == nil || tc.Error.Category != result.Hang {
+		t.Errorf("test case %s %+v, want errored as a Hang", tc.Status, tc.Error)
+	}
+}
+
+// TestNothingCalledIsNotTested: a server that marks every tool destructive gets no call, and
+// the report says it tested nothing and how to opt in, rather than "no deadlock".
+func TestNothingCalledIsNotTested(t *testing.T) {
+	r := run(t, opener(t, tcpServer(t, &mcptest.Options{AllDestructive: true})), nil)
+	if r.Verdict != deadlock.VerdictNotTested || r.Found() || len(r.Probes) != 0 || r.OKCount != 0 {
+		t.Fatalf("verdict %s, %d probes, ok %d; want not tested, no probe", r.Verdict, len(r.Probes), r.OKCount)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "nothing was tested") || !strings.Contains(r.Notes[0], "--include-destructive") {
+		t.Errorf("notes %q", r.Notes)
+	}
+	var b strings.Builder
+	_ = r.WriteText(&b)
+	if !strings.Contains(b.String(), "NOT TESTED") || strings.Contains(b.String(), "No deadlock") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	// Opting in calls them.
+	r = run(t, opener(t, tcpServer(t, &mcptest.Options{AllDestructive: true})), &deadlock.Options{Tool: "echo", Concurrency: 2, SkipListRace: true})
+	if r.Verdict != deadlock.VerdictClean {
+		t.Errorf("with --tool: verdict %s", r.Verdict)
+	}
+}
+
+// TestLostResponseIsNotADeadlock: a server without an event store that ends each call's SSE
+// stream before the answer loses the answer; its session goes on answering ping. That is a
+// lost response, not a deadlock, and the probe goes on with the other tools of the shared
+// server.
+func TestLostResponseIsNotADeadlock(t *testing.T) {
+	srv := mcptest.NewServer(&mcptest.Options{SSEResponses: true, DropSSEAfter: 1, NoEventStore: true, Era: mcptest.EraLegacy})
+	t.Cleanup(srv.Close)
+	r := run(t, opener(t, srv.URL), &deadlock.Options{Concurrency: 4, HangAfter: 2 * time.Second, Grace: 2 * time.Second, SkipListRace: true})
+	if r.Verdict != deadlock.VerdictLost || !r.Found() || r.DeadlockCount != 0 || r.LostCount == 0 {
+		t.Fatalf("verdict %s, deadlock_count %d, lost_count %d; want a lost response, no deadlock", r.Verdict, r.DeadlockCount, r.LostCount)
+	}
+	for _, s := range r.Skipped {
+		if strings.Contains(s.Reason, "not probed") {
+			t.Errorf("%s skipped: %s", s.Tool, s.Reason)
+		}
+	}
+	if len(r.Probes) < 3 {
+		t.Errorf("%d probes: the probe stopped early", len(r.Probes))
+	}
+	if p := r.Probes[0]; p.Verdict != deadlock.VerdictLost || !strings.Contains(p.Diagnosis, "lost response") {
+		t.Errorf("%s: %s %s", p.Name, p.Verdict, p.Diagnosis)
+	}
 }

@@ -37,8 +37,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Incomplete != "" {
 		fmt.Fprintf(&b, "\nIncomplete: %s\n", r.Incomplete)
 	}
-	fmt.Fprintf(&b, "\n%s: deadlock_count %d, hang_count %d, slow_count %d, ok %d, crash %d, failed %d\n",
-		verdictLine(r), r.DeadlockCount, r.HangCount, r.SlowCount, r.OKCount, r.CrashCount, r.FailedCount)
+	lost := ""
+	if r.LostCount > 0 {
+		lost = fmt.Sprintf(", lost %d", r.LostCount)
+	}
+	fmt.Fprintf(&b, "\n%s: deadlock_count %d, hang_count %d, slow_count %d, ok %d, crash %d%s, failed %d\n",
+		verdictLine(r), r.DeadlockCount, r.HangCount, r.SlowCount, r.OKCount, r.CrashCount, lost, r.FailedCount)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -49,10 +53,16 @@ func verdictLine(r *Report) string {
 		return "DEADLOCK DETECTED"
 	case VerdictCrash:
 		return "CRASH DETECTED"
+	case VerdictLost:
+		return "LOST RESPONSE DETECTED"
 	case VerdictSlow:
 		return "No deadlock; concurrency degrades latency"
 	case VerdictIncomplete:
 		return "No deadlock found, but the probe did not finish"
+	case VerdictHang:
+		return "HANG: no deadlock shown, but calls went unanswered even alone or were slow alone"
+	case VerdictNotTested:
+		return "NOT TESTED: no tool was called"
 	}
 	return "No deadlock"
 }
@@ -76,16 +86,22 @@ func (r *Report) Tests() []*result.Test {
 		}
 		t.Response = p.Diagnosis
 		switch p.Verdict {
-		case VerdictDeadlock, VerdictCrash:
+		case VerdictDeadlock, VerdictCrash, VerdictLost:
 			t.Status = result.Failed
 			f := result.Failure{Assertion: "deadlock",
 				Expected: fmt.Sprintf("every call answered within %s (+ %s grace)", time.Duration(r.HangAfterMs)*time.Millisecond, time.Duration(r.GraceMs)*time.Millisecond),
 				Actual:   evidence(p),
 				Message:  p.Diagnosis}
-			if p.Verdict == VerdictCrash {
+			switch p.Verdict {
+			case VerdictCrash:
 				f.Expected = "the server stays up"
+			case VerdictLost:
+				f.Assertion, f.Expected = "lost-response", "every call's answer delivered on its stream"
 			}
 			t.Failures = []result.Failure{f}
+		case VerdictHang:
+			t.Status = result.Errored
+			t.Error = &result.Error{Category: result.Hang, Message: p.Diagnosis}
 		case VerdictIncomplete:
 			t.Status = result.Errored
 			t.Error = &result.Error{Category: result.Cancelled, Message: p.Diagnosis}

@@ -36,6 +36,9 @@ func (w *worker) runRaw(ctx context.Context, c mutate.Case, res *CaseResult) err
 		defer close(done)
 		for {
 			f, err := rc.Recv()
+			if err == nil && f.StreamEnded() {
+				continue // a transport's signal, not bytes the server sent
+			}
 			mu.Lock()
 			if err != nil {
 				recvErr = err

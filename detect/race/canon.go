@@ -195,7 +195,8 @@ func expandJSONText(v any, depth int) any {
 }
 
 // leaves is a flattened answer: every scalar (and empty container) by its JSONPath, and every
-// array's length under "<path>#len".
+// array's length under "<path>#len". A scalar longer than maxLeaf is kept as digests (see
+// digestLeaf), so a large answer costs little to keep.
 type leaves map[string]string
 
 // flatten records v's leaves under path; parents maps each path to its parent's.
@@ -220,7 +221,11 @@ func flatten(v any, path string, out leaves, parents map[string]string) {
 			flatten(c, p, out, parents)
 		}
 	default:
-		out[path] = assert.CanonicalJSON(x)
+		v := assert.CanonicalJSON(x)
+		if len(v) > maxLeaf {
+			v = digestLeaf(v)
+		}
+		out[path] = v
 	}
 }
 
@@ -274,6 +279,9 @@ var volatileToken = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2
 // maskTokens replaces the volatile tokens of a string leaf (canonical JSON) with a mark; any
 // other leaf is returned as is.
 func maskTokens(leaf string) string {
+	if _, masked, _, ok := digestParts(leaf); ok {
+		return "\x00masked:" + masked
+	}
 	if !strings.HasPrefix(leaf, `"`) {
 		return leaf
 	}
@@ -282,11 +290,11 @@ func maskTokens(leaf string) string {
 
 // maskedAlike reports whether the leaf at p is a string in every answer, equal in all of them
 // once its volatile tokens are masked, and returns that masked form.
-func maskedAlike(answers []answer, p string) (string, bool) {
+func maskedAlike(answers []*answer, p string) (string, bool) {
 	var m string
 	for i, a := range answers {
 		v, ok := a.leaves[p]
-		if !ok || !strings.HasPrefix(v, `"`) {
+		if _, _, _, digested := digestParts(v); !ok || !strings.HasPrefix(v, `"`) && !digested {
 			return "", false
 		}
 		if mv := maskTokens(v); i == 0 {

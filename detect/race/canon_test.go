@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpspec/mcpspec/detect"
+	"github.com/mcpspec/mcpspec/session"
 )
 
 func TestIgnore(t *testing.T) {
@@ -117,9 +118,7 @@ func TestJSONTextFieldsAreComparedOneByOne(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &Report{}
-			r.compare(context.Background(), nil, seq, c.con)
-			r.decide(context.Background())
+			r := judge(nil, seq, c.con)
 			if r.Verdict != c.verdict || !slices.Equal(r.DivergentPaths, c.divergent) {
 				t.Errorf("verdict %s, divergent %v; want %s, %v (%s)", r.Verdict, r.DivergentPaths, c.verdict, c.divergent, r.Diagnosis)
 			}
@@ -133,7 +132,9 @@ func TestJSONTextFieldsAreComparedOneByOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := comparable(context.Background(), ig, answer(5, "12:00:01"), map[string]string{})
+	store := newAnswers(ig)
+	o := answer(5, "12:00:01")
+	a := store.get(store.record(context.Background(), &o))
 	if want := `{"content":[{"text":{"generated_at":"<ignored>","items":5,"warehouse":"all"},"type":"text"}]}`; a.canonical != want {
 		t.Errorf("canonical %s, want %s", a.canonical, want)
 	}
@@ -174,9 +175,7 @@ func TestVolatileTokensInText(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &Report{}
-			r.compare(context.Background(), nil, c.seq, c.con)
-			r.decide(context.Background())
+			r := judge(nil, c.seq, c.con)
 			if r.Verdict != c.want {
 				t.Fatalf("verdict %s (%s), want %s", r.Verdict, r.Diagnosis, c.want)
 			}
@@ -186,6 +185,102 @@ func TestVolatileTokensInText(t *testing.T) {
 			}
 			if c.want == VerdictRace && !slices.Equal(r.DivergentPaths, []string{"$.content[0].text"}) {
 				t.Errorf("divergent paths %v", r.DivergentPaths)
+			}
+		})
+	}
+}
+
+// judge compares and decides as a check does, on outcomes made up by a test.
+func judge(ig *Ignore, seq, con []detect.Outcome) *Report {
+	store := newAnswers(ig)
+	calls := func(outs []detect.Outcome) []call {
+		var out []call
+		for _, o := range outs {
+			c := call{o: o}
+			c.key = store.record(context.Background(), &c.o)
+			out = append(out, c)
+		}
+		return out
+	}
+	r := &Report{Tool: "t"}
+	r.compare(store, calls(seq), calls(con))
+	r.decide(context.Background())
+	return r
+}
+
+// TestUnansweredIsNotARace: concurrent calls that got no answer (the server crashed, garbled
+// the answer, or never answered) are that class, not a race, and the diagnosis points to the
+// verb that looks into it; answers that do diverge are still a race.
+func TestUnansweredIsNotARace(t *testing.T) {
+	ok := detect.Outcome{Method: "tools/call", Class: detect.OK, AnsweredAt: time.Now(), Result: json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)}
+	other := ok
+	other.Result = json.RawMessage(`{"content":[{"type":"text","text":"ho"}]}`)
+	lost := func(class detect.Class, cat session.Category) detect.Outcome {
+		return detect.Outcome{Method: "tools/call", Class: class, Category: cat, Message: "gone"}
+	}
+	seq := []detect.Outcome{ok, ok, ok}
+	cases := []struct {
+		name    string
+		seq     []detect.Outcome
+		con     []detect.Outcome
+		want    Verdict
+		found   bool
+		mention string
+	}{
+		{"crash", seq, []detect.Outcome{ok, lost(detect.Crash, session.Crash), ok, lost(detect.Crash, session.Disconnected)}, VerdictCrash, true, "mcpspec deadlock --tool t"},
+		{"malformed", seq, []detect.Outcome{ok, lost(detect.Failed, session.Malformed)}, VerdictMalformed, true, "mcpspec call --tool t"},
+		{"timeout", seq, []detect.Outcome{lost(detect.Failed, session.Timeout), ok}, VerdictNoAnswer, false, "tells a deadlock from a slow tool"},
+		{"crash alone too", []detect.Outcome{ok, lost(detect.Crash, session.Crash)}, []detect.Outcome{lost(detect.Crash, session.Disconnected)}, VerdictCrash, true, "1 of 2 calls made one at a time"},
+		{"race beside a crash", seq, []detect.Outcome{other, lost(detect.Crash, session.Crash)}, VerdictRace, true, "besides, the server went away"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := judge(nil, c.seq, c.con)
+			if r.Verdict != c.want || r.Found() != c.found || !strings.Contains(r.Diagnosis, c.mention) {
+				t.Errorf("verdict %s (found %v): %s; want %s (found %v) mentioning %q", r.Verdict, r.Found(), r.Diagnosis, c.want, c.found, c.mention)
+			}
+			for _, g := range r.Groups {
+				if strings.Contains(g.Canonical, "noAnswer") {
+					t.Errorf("a call without an answer is a group: %s", g.Canonical)
+				}
+			}
+		})
+	}
+}
+
+// TestLargeAnswersAreKeptAsDigests: a check keeps one bounded exemplar per distinct answer and
+// long leaves as digests, and still tells a race inside a long text from a timestamp in it.
+func TestLargeAnswersAreKeptAsDigests(t *testing.T) {
+	big := strings.Repeat("lorem ipsum ", 200_000) // 2.4 MB
+	answer := func(text string) detect.Outcome {
+		res, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+		return detect.Outcome{Class: detect.OK, Result: res, AnsweredAt: time.Now()}
+	}
+	at := func(s, text string) detect.Outcome { return answer("as of 2026-11-26T09:34:0" + s + "Z " + text) }
+	cases := []struct {
+		name     string
+		seq, con []detect.Outcome
+		want     Verdict
+	}{
+		{"identical", []detect.Outcome{answer(big), answer(big)}, []detect.Outcome{answer(big), answer(big), answer(big)}, VerdictDeterministic},
+		{"timestamp only", []detect.Outcome{at("1", big), at("2", big)}, []detect.Outcome{at("3", big), at("4", big)}, VerdictByDesign},
+		{"race behind a timestamp", []detect.Outcome{at("1", big), at("2", big)}, []detect.Outcome{at("3", big), at("4", big+"x")}, VerdictRace},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := judge(nil, c.seq, c.con)
+			if r.Verdict != c.want {
+				t.Fatalf("verdict %s (%s), want %s", r.Verdict, r.Diagnosis, c.want)
+			}
+			doc, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if limit := (len(r.Groups) + 1) * (maxExemplar + 4096); len(doc) > limit {
+				t.Errorf("the report is %d bytes, over %d: answers are kept whole", len(doc), limit)
+			}
+			if len(r.Reference) > maxExemplar+len("…") || r.ReferenceDigest == "" {
+				t.Errorf("reference of %d bytes, digest %q", len(r.Reference), r.ReferenceDigest)
 			}
 		})
 	}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -76,16 +75,19 @@ func (k *checker) crossTalk(ctx context.Context, tool session.Tool, args map[str
 		return out
 	}
 	found := regexp.MustCompile(`mcpspec-xt-` + nonce + `-(\d{4})`)
-	carried := func(o detect.Outcome) []int {
-		var out []int
-		for _, m := range found.FindAllSubmatch(o.Result, -1) {
+	// keep notes the markers an answer carries, and an excerpt, then drops the answer.
+	keep := func(c *call) {
+		for _, m := range found.FindAllSubmatch(c.o.Result, -1) {
 			n, _ := strconv.Atoi(string(m[1]))
-			if !slices.Contains(out, n) {
-				out = append(out, n)
+			if !slices.Contains(c.marks, n) {
+				c.marks = append(c.marks, n)
 			}
 		}
-		sort.Ints(out)
-		return out
+		sort.Ints(c.marks)
+		if len(c.marks) > 0 {
+			c.excerpt = excerpt(c.o.Result, 300)
+		}
+		c.o.Result = nil
 	}
 
 	seqN := k.o.Sequential * 2
@@ -93,11 +95,11 @@ func (k *checker) crossTalk(ctx context.Context, tool session.Tool, args map[str
 		if ctx.Err() != nil {
 			return nil
 		}
-		out := k.sequential(ctx, tagged(i), 1)
+		out := k.sequential(ctx, tagged(i), 1, keep)
 		if len(out) == 0 {
 			return nil
 		}
-		for _, j := range carried(out[0]) {
+		for _, j := range out[0].marks {
 			if j != i {
 				ct.Verdict = CrossTalkShared
 				ct.Reason = fmt.Sprintf("one call at a time, call %d's answer already carries call %d's %s: the tool keeps earlier calls' arguments, so concurrent calls cannot be told apart", i, j, what)
@@ -105,11 +107,11 @@ func (k *checker) crossTalk(ctx context.Context, tool session.Tool, args map[str
 			}
 		}
 	}
-	con := k.burst(ctx, func(i int) map[string]any { return tagged(seqN + i) })
-	for _, o := range con {
-		own := seqN + o.Index
+	con := k.burst(ctx, func(i int) map[string]any { return tagged(seqN + i) }, keep)
+	for _, c := range con {
+		own := seqN + c.o.Index
 		var others []int
-		for _, j := range carried(o) {
+		for _, j := range c.marks {
 			if j == own {
 				ct.Echoes++
 				continue
@@ -117,7 +119,7 @@ func (k *checker) crossTalk(ctx context.Context, tool session.Tool, args map[str
 			others = append(others, j)
 		}
 		if len(others) > 0 {
-			ct.Leaks = append(ct.Leaks, Leak{Call: own, Carries: others, Excerpt: excerpt(o.Result, 300)})
+			ct.Leaks = append(ct.Leaks, Leak{Call: own, Carries: others, Excerpt: c.excerpt})
 		}
 	}
 	switch {

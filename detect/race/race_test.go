@@ -121,9 +121,10 @@ func TestUnknownTool(t *testing.T) {
 	}
 }
 
-func TestUnansweredUnderConcurrencyIsARace(t *testing.T) {
+func TestUnansweredUnderConcurrencyIsNoAnswer(t *testing.T) {
 	// The server deadlocks once calls overlap: the concurrent calls time out, and so do the
-	// control calls after them; those say nothing about what varies by design.
+	// control calls after them; those say nothing about what varies by design. Calls without
+	// an answer are not a race: the verdict says so and points to the deadlock detector.
 	srv := mcptest.NewTCPServer(&mcptest.Options{HangWhenConcurrent: true})
 	t.Cleanup(srv.Close)
 	dial, info, err := serverconn.SpecDial("tcp://"+srv.Addr, nil)
@@ -132,10 +133,60 @@ func TestUnansweredUnderConcurrencyIsARace(t *testing.T) {
 	}
 	op := serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second, RequestTimeout: 300 * time.Millisecond}})
 	r := check(t, op, &race.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
-	if r.Verdict != race.VerdictRace || r.Unanswered != 4 || !strings.Contains(r.Diagnosis, "got no answer at all") {
+	if r.Verdict != race.VerdictNoAnswer || r.Found() || r.Unanswered != 4 || !strings.Contains(r.Diagnosis, "mcpspec deadlock --tool slow") {
 		t.Errorf("verdict %s, unanswered %d: %s", r.Verdict, r.Unanswered, r.Diagnosis)
 	}
 	if len(r.VolatilePaths) != 0 {
 		t.Errorf("volatile paths %v: unanswered control calls must not count as variation", r.VolatilePaths)
+	}
+}
+
+func TestGarbledAnswersAreNotARace(t *testing.T) {
+	// Every 5th answer is truncated JSON: those calls got no answer, which is not a race.
+	r := check(t, server(t, &mcptest.Options{MalformedEvery: 5}), &race.Options{Tool: "echo", Args: map[string]any{"text": "hi"}, Concurrency: 8, Rounds: 2, SkipCrossTalk: true})
+	if r.Verdict != race.VerdictMalformed || !r.Found() || len(r.DivergentPaths) != 0 || !strings.Contains(r.Diagnosis, "not a race") {
+		t.Fatalf("verdict %s, divergent %v: %s", r.Verdict, r.DivergentPaths, r.Diagnosis)
+	}
+	tc := r.Tests()[0]
+	if tc.Status != result.Failed || len(tc.Failures) == 0 || tc.Failures[0].Assertion != "malformed" {
+		t.Errorf("test case %s with failures %+v", tc.Status, tc.Failures)
+	}
+}
+
+// TestLostUpdates: add_note reads the shared store, works, and writes it back without a lock,
+// so of concurrent adds only the last survives while every one answers "added". The read-back
+// (list_notes, picked because it pairs with add_note) names each lost marker; the healthy twin,
+// which locks, loses none.
+func TestLostUpdates(t *testing.T) {
+	o := &race.Options{Tool: "add_note", Args: map[string]any{"text": "n"}, Concurrency: 8, Rounds: 1, Sequential: 2, SkipCrossTalk: true}
+	r := check(t, server(t, &mcptest.Options{LostUpdates: true}), o)
+	lu := r.LostUpdates
+	if r.Verdict != race.VerdictRace || lu == nil || lu.Verdict != race.LostUpdateRace || len(lu.Lost) == 0 {
+		t.Fatalf("verdict %s, lost updates %+v", r.Verdict, lu)
+	}
+	if lu.ReadBack != "list_notes" || !strings.Contains(lu.Picked, "picked list_notes") || lu.Succeeded != 8 {
+		t.Errorf("read back with %q (%s), %d of %d writes succeeded", lu.ReadBack, lu.Picked, lu.Succeeded, lu.Writes)
+	}
+	if !strings.Contains(r.Diagnosis, "lost updates") || !strings.Contains(r.Diagnosis, lu.Lost[0].Marker) {
+		t.Errorf("diagnosis %q does not name the lost marker %s", r.Diagnosis, lu.Lost[0].Marker)
+	}
+	tests := r.Tests()
+	if last := tests[len(tests)-1]; last.Status != result.Failed || !strings.HasSuffix(last.ID, "/lost-updates") {
+		t.Errorf("test case %s %s", last.ID, last.Status)
+	}
+
+	r = check(t, server(t, &mcptest.Options{Notes: true}), o)
+	if r.Verdict == race.VerdictRace || r.LostUpdates == nil || r.LostUpdates.Verdict != race.LostUpdateNone || r.LostUpdates.Succeeded != 8 {
+		t.Errorf("healthy twin: verdict %s, lost updates %+v", r.Verdict, r.LostUpdates)
+	}
+	// Named explicitly, with arguments; a tool that is no write gets no read-back picked.
+	r = check(t, server(t, &mcptest.Options{Notes: true}), &race.Options{Tool: "add_note", Args: map[string]any{"text": "n"}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true,
+		ReadBack: "list_notes", ReadBackArgs: map[string]any{}})
+	if r.LostUpdates == nil || r.LostUpdates.Picked != "" || r.LostUpdates.Verdict != race.LostUpdateNone {
+		t.Errorf("--read-back list_notes: %+v", r.LostUpdates)
+	}
+	r = check(t, server(t, &mcptest.Options{Notes: true}), &race.Options{Tool: "echo", Args: map[string]any{"text": "n"}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
+	if r.LostUpdates != nil {
+		t.Errorf("echo got a read-back: %+v", r.LostUpdates)
 	}
 }

@@ -48,6 +48,23 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  call %d carries the marker of call %s: %s\n", l.Call, ints(l.Carries), l.Excerpt)
 		}
 	}
+	if lu := r.LostUpdates; lu != nil {
+		how := ""
+		if lu.Picked != "" {
+			how = "; " + lu.Picked
+		}
+		fmt.Fprintf(&b, "\nLost updates (%s, read back with %s%s): %s — %s\n", orDash(strings.Join(lu.Fields, ", ")), lu.ReadBack, how, strings.ToUpper(string(lu.Verdict)), lu.Reason)
+		for i, m := range lu.Lost {
+			if i == 5 {
+				fmt.Fprintf(&b, "  … %d more in --json\n", len(lu.Lost)-5)
+				break
+			}
+			fmt.Fprintf(&b, "  lost: call %d's marker %s\n", m.Call, m.Marker)
+		}
+	}
+	for _, n := range r.NoAnswer {
+		fmt.Fprintf(&b, "\nNo answer (%s): %d concurrent, %d one at a time — %s\n", n.Class, n.Concurrent, n.Alone, orDash(n.Message))
+	}
 	if r.Incomplete != "" {
 		fmt.Fprintf(&b, "\nIncomplete: %s\n", r.Incomplete)
 	}
@@ -70,9 +87,16 @@ func (r *Report) Tests() []*result.Test {
 				Message: fmt.Sprintf("%s answered differently from calls made one at a time:\n%s", textfmt.Plural(g.Count, "concurrent call"), g.Diff)})
 		}
 	}
+	if n := r.unanswered(); n != nil && !div && r.Found() {
+		t.Failures = append(t.Failures, result.Failure{Assertion: string(n.Class), Expected: "an answer to every call",
+			Actual: fmt.Sprintf("%d concurrent and %d sequential calls got none (%s)", n.Concurrent, n.Alone, n.Category), Message: r.Diagnosis})
+	}
 	switch {
-	case div:
+	case div || r.Found() && r.Verdict != VerdictRace:
 		t.Status = result.Failed
+	case r.Verdict == VerdictNoAnswer:
+		t.Status = result.Errored
+		t.Error = &result.Error{Category: result.Timeout, Message: r.Diagnosis}
 	case r.Verdict == VerdictIncomplete:
 		t.Status = result.Errored
 		t.Error = &result.Error{Category: result.Cancelled, Message: r.Diagnosis}
@@ -95,6 +119,29 @@ func (r *Report) Tests() []*result.Test {
 			}
 		case CrossTalkSkipped:
 			c.Status, c.SkipReason = result.Skipped, ct.Reason
+		}
+		c.Attempts = []result.Attempt{{Status: c.Status, Failures: c.Failures}}
+		if c.Status == result.Skipped {
+			c.Attempts = []result.Attempt{}
+		}
+		out = append(out, c)
+	}
+	if lu := r.LostUpdates; lu != nil {
+		c := &result.Test{ID: "race/" + r.Tool + "/lost-updates", Name: fmt.Sprintf("race: %s lost updates (read back with %s)", r.Tool, lu.ReadBack), Kind: "race", Target: r.Tool,
+			Status: result.Passed, Response: lu.Reason}
+		switch lu.Verdict {
+		case LostUpdateRace:
+			c.Status = result.Failed
+			for _, m := range lu.Lost {
+				c.Failures = append(c.Failures, result.Failure{Assertion: "lost-update", Path: strings.Join(lu.Fields, ", "),
+					Expected: fmt.Sprintf("%s shows call %d's marker %s (its write reported success)", lu.ReadBack, m.Call, m.Marker),
+					Actual:   "it is missing", Message: lu.Reason})
+				if len(c.Failures) == 5 {
+					break
+				}
+			}
+		case LostUpdateSkipped:
+			c.Status, c.SkipReason = result.Skipped, lu.Reason
 		}
 		c.Attempts = []result.Attempt{{Status: c.Status, Failures: c.Failures}}
 		if c.Status == result.Skipped {

@@ -34,6 +34,10 @@ const (
 	ExitSecurity ExitCode = 6
 	// ExitValidation: a response failed validation (schema, conformance).
 	ExitValidation ExitCode = 7
+	// ExitNotTested: the run exercised nothing — every target was left out (annotated
+	// destructive or open-world, skipped by name) or there was none — so it can say neither
+	// pass nor fail.
+	ExitNotTested ExitCode = 8
 	// ExitInterrupted: interrupted by SIGINT or SIGTERM.
 	ExitInterrupted ExitCode = 130
 )

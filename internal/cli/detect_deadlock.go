@@ -20,8 +20,11 @@ func (a *app) deadlockCommand() *cli.Command {
 			"    [--include-destructive] [--include-open-world] [--skip-tool T]… [--max-time 10m] [--json]\n\n" +
 			"Without --tool every tool is probed, with arguments made up from its inputSchema; tools annotated\n" +
 			"destructiveHint or openWorldHint are left out unless included. --explain shows the algorithm.\n\n" +
-			"Exit codes: 0 no deadlock · 1 a deadlock or a crash · 3 bad flags or unknown tool · 4 cannot\n" +
-			"start or reach the server · 5 --max-time passed before the end · 130 interrupted.",
+			"A call unanswered even alone is a hang or a slow tool, not a deadlock; a run that calls no tool (all\n" +
+			"left out) is not tested.\n\n" +
+			"Exit codes: 0 no deadlock · 1 a deadlock, a crash or a lost response · 3 bad flags or unknown tool ·\n" +
+			"4 cannot start or reach the server · 5 a hang, or --max-time passed before the end · 8 not tested: no\n" +
+			"tool was called · 130 interrupted.",
 		Flags: detectorFlagDefs(
 			&cli.StringFlag{Name: "tool", Usage: "probe only tool `T` (default: every tool)"},
 			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Usage: "--tool's arguments: a JSON object, @FILE or - (default: made up from its inputSchema)"},
@@ -78,6 +81,19 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 		} else if r.Incomplete != "" {
 			diag = r.Incomplete
 		}
+		switch r.Verdict {
+		case deadlock.VerdictNotTested:
+			return &Error{Code: ExitNotTested, Msg: "not tested: no tool was called", Hint: strings.Join(r.Notes, "; ")}
+		case deadlock.VerdictHang:
+			for _, p := range r.Probes {
+				if p.Verdict == deadlock.VerdictHang {
+					diag = fmt.Sprintf("%s %s", p.Name, p.Diagnosis)
+					break
+				}
+			}
+			return &Error{Code: ExitTimeout, Msg: "no deadlock shown, but a call hung: " + diag,
+				Hint: "a call unanswered alone is a hang or a slow tool, not a deadlock: raise --hang-after (and --grace) above the tool's time alone"}
+		}
 		return verdictError(r.Found(), strings.ToLower(verdictWord(r.Verdict)), diag, r.Verdict == deadlock.VerdictIncomplete, "")
 	})
 }
@@ -89,6 +105,8 @@ func verdictWord(v deadlock.Verdict) string {
 		return "deadlock found"
 	case deadlock.VerdictCrash:
 		return "the server crashed"
+	case deadlock.VerdictLost:
+		return "lost response"
 	}
 	return string(v)
 }
@@ -112,11 +130,12 @@ func explainDeadlock(w io.Writer, f serverFlags, o *deadlock.Options) error {
 	step("For each tool, call it up to %d times one after another on the control session (the sequential control), stopping at the first call not answered in time.", deadlock.DefaultSequential)
 	step("Open a fresh session (a fresh process for a command) and release %d calls of the tool together behind a barrier.", o.Concurrency)
 	step("Each call runs under the hang detector: answered within --hang-after %s is ok; later but within --grace %s more is slow; never is a deadlock. A call given up while the server kept answering the others is slow too (queued behind them, not stuck).", hang, grace)
-	step("Compare: \"passes sequentially, deadlocks under %d concurrent calls\" when only the burst hangs. After a deadlock, ping tells a wedged session from stuck calls; the session is closed (a child server is killed). A network server, shared by every session, ends the probe at its first deadlock.", o.Concurrency)
+	step("Compare: \"passes sequentially, deadlocks under %d concurrent calls\" when only the burst hangs. A call unanswered alone, or slow alone and unanswered together, is a hang (or a slow tool), not a deadlock (exit 5). After a deadlock, ping tells a wedged session from stuck calls; the session is closed (a child server is killed). A network server, shared by every session, ends the probe once it no longer answers ping.", o.Concurrency)
 	step("Last, on a fresh session right after the handshake, release tools/list together with %d tools/calls spread over the probed tools.", o.Concurrency)
 	step("Print one line per probe and the counts; --json gives deadlock_count, hang_count (calls past --hang-after), slow_count and every call's class. --max-time bounds the whole run.")
-	b.WriteString("\nExit codes: 0 no deadlock · 1 a deadlock or a crash · 3 bad flags or unknown tool · 4 cannot start or\n")
-	b.WriteString("reach the server · 5 --max-time passed before the end · 130 interrupted.\n")
+	b.WriteString("\nExit codes: 0 no deadlock · 1 a deadlock, a crash or a lost response · 3 bad flags or unknown tool ·\n")
+	b.WriteString("4 cannot start or reach the server · 5 a hang, or --max-time passed before the end · 8 not tested: no\n")
+	b.WriteString("tool was called · 130 interrupted.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -57,6 +57,18 @@ type Frame struct {
 	ReplyTo []byte
 }
 
+// ReasonStreamEnded is the [FrameError] reason of a frame that carries no bytes: the stream
+// that was to carry the answer to request ReplyTo (an SSE answer to a POST) ended before it,
+// and could not be resumed. The answer is lost; the connection is not.
+const ReasonStreamEnded = "stream-ended"
+
+// StreamEnded reports whether f is no message but the signal that the answer to request
+// f.ReplyTo is lost (see [ReasonStreamEnded]); a reader of raw frames skips it.
+func (f Frame) StreamEnded() bool {
+	var fe *FrameError
+	return f.Err != nil && errors.As(f.Err, &fe) && fe.Reason == ReasonStreamEnded
+}
+
 // ExcerptSize is how many bytes of an offending frame are kept for reports.
 const ExcerptSize = 512
 
@@ -65,7 +77,8 @@ var ErrClosed = errors.New("transport: connection closed")
 
 // FrameError is a framing fault: the bytes could not be delimited or decoded as one message.
 type FrameError struct {
-	// Reason is a short slug: "too-long", "invalid-utf8", "truncated", "binary-frame", "bad-sse".
+	// Reason is a short slug: "too-long", "invalid-utf8", "truncated", "binary-frame", "bad-sse",
+	// or ReasonStreamEnded.
 	Reason string
 	// Size is the length of the offending frame in bytes, when known.
 	Size int

@@ -205,15 +205,27 @@ func (c *Conn) readStream(ctx context.Context, cancel context.CancelFunc, body i
 		}
 		_, version := c.state()
 		if reqID == nil || lastID == "" || resumes >= c.d.MaxResumes || !legacyVersion(version) || ctx.Err() != nil {
+			c.lostAnswer(ctx, reqID, f)
 			return
 		}
 		if clock.Sleep(ctx, delay) != nil {
 			return
 		}
 		if body = c.openGET(ctx, lastID); body == nil {
+			c.lostAnswer(ctx, reqID, f)
 			return
 		}
 	}
+}
+
+// lostAnswer tells the session that the stream meant to carry the answer to request reqID
+// ended without it, and cannot be resumed: the answer is lost, which is not a hang. Nothing is
+// said when the request was answered (reqID nil), cancelled, or given up (ctx ended).
+func (c *Conn) lostAnswer(ctx context.Context, reqID json.RawMessage, f *inflight) {
+	if reqID == nil || ctx.Err() != nil || c.ctx.Err() != nil || f.wasCancelled() {
+		return
+	}
+	c.deliver(transport.Frame{At: time.Now(), ReplyTo: reqID, Err: &transport.FrameError{Reason: transport.ReasonStreamEnded}})
 }
 
 // openGET opens an SSE stream with GET, resuming after lastID when set. It returns nil when the
