@@ -174,6 +174,9 @@ func (b *Backend) visibleTools(stateless, tasks bool) []*tool {
 	if b.opts.TimeTool {
 		all = append(all, timeTool())
 	}
+	if b.opts.HostileText {
+		all = append(all, hostileTools()...)
+	}
 	if tasks {
 		for _, t := range all {
 			if t.Name == "slow" {
