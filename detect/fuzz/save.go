@@ -32,6 +32,9 @@ type SavedServer struct {
 	URL             string
 	Headers         map[string]string
 	ProtocolVersion string
+	// Secrets names the {{secret.NAME}} references the fields above hold, which a replay reads
+	// from the environment (the saved file says so in a comment).
+	Secrets []string
 }
 
 // SaveOptions configures [WriteFindings].
@@ -88,6 +91,9 @@ func WriteFindings(w io.Writer, rep *Report, o *SaveOptions) (*Saved, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Regression tests saved by mcpspec fuzz (seed %d, %d cases): each fails while its bug is there.\n", rep.Seed, rep.Cases)
 	fmt.Fprintf(&b, "# Replay them with: mcpspec test FILE\n")
+	if len(o.Server.Secrets) > 0 {
+		fmt.Fprintf(&b, "# The server's secrets are read from the environment (or --env-file): %s\n", strings.Join(o.Server.Secrets, ", "))
+	}
 	for _, id := range sortedIDs(saved.Skipped) {
 		fmt.Fprintf(&b, "# Not saved: %s: %s\n", id, saved.Skipped[id])
 	}
