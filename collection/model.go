@@ -238,6 +238,8 @@ type Step interface {
 
 // ToolCall is tools/call (`call:`/`with:` or `tool:`/`input:`).
 type ToolCall struct {
+	// Tool is the tool's name as written: it may hold variable templates, and \{{ for literal
+	// braces ([ToolCall.Name] gives the name to call).
 	Tool string
 	// Input is the arguments object; strings may hold variable templates.
 	Input map[string]any
@@ -293,6 +295,17 @@ func (*Request) Kind() string { return assert.KindRequest }
 
 // Target implements [Step].
 func (s *ToolCall) Target() string { return s.Tool }
+
+// Name returns the name of the tool to call: Tool with its variables expanded from v (and \{{
+// made literal braces). With v nil, or a variable undefined, only the escapes are resolved.
+func (s *ToolCall) Name(v *Vars) string {
+	if v != nil {
+		if name, err := v.ExpandString(s.Tool); err == nil {
+			return name
+		}
+	}
+	return Unescape(s.Tool)
+}
 
 // Target implements [Step].
 func (s *ReadResource) Target() string { return s.URI }

@@ -18,6 +18,31 @@ var templateRE = regexp.MustCompile(`\\?\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\
 // wholeRE matches a string that is exactly one reference.
 var wholeRE = regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}$`)
 
+// refRE matches a reference without the escaping backslash, for [EscapeTemplate].
+var refRE = regexp.MustCompile(`\{\{\s*[A-Za-z_][A-Za-z0-9_.\-]*\s*\}\}`)
+
+// EscapeTemplate returns s written so that a collection reads it back as s itself: a backslash
+// goes before every {{name}} reference, so nothing is expanded. Text a server chose (a tool
+// name, an argument) goes through it before it is written into a collection: a tool named
+// leak{{env.DB_URL}} must not send DB_URL to the server when the collection is replayed.
+func EscapeTemplate(s string) string {
+	if !strings.Contains(s, "{{") {
+		return s
+	}
+	return refRE.ReplaceAllStringFunc(s, func(m string) string { return `\` + m })
+}
+
+// Unescape returns s with the backslash of each escaped reference (\{{name}}) removed and every
+// other reference left as written.
+func Unescape(s string) string {
+	if !strings.Contains(s, `\{{`) {
+		return s
+	}
+	return templateRE.ReplaceAllStringFunc(s, func(m string) string {
+		return strings.TrimPrefix(m, `\`)
+	})
+}
+
 // Reference prefixes naming the process environment.
 const (
 	envPrefix    = "env."

@@ -68,6 +68,7 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.BoolVar(&o.Notes, "notes", false, "add the tools add_note (writes to a shared store) and list_notes (reads it)")
 	fs.BoolVar(&o.LostUpdates, "lost-updates", false, "add the notes tools, add_note a read-modify-write without a lock: concurrent adds are lost")
 	fs.BoolVar(&o.AllDestructive, "all-destructive", false, "annotate every tool destructiveHint")
+	fs.BoolVar(&o.HostileText, "hostile-text", false, "add the tools hostile (terminal escapes and Markdown links in its title, description and error) and leak{{env.DB_URL}} (an echo whose name is a template)")
 	fs.BoolVar(&o.WrongID, "wrong-id", false, "answer tools/call with an id off by 1000")
 	fs.BoolVar(&o.BothResultAndError, "both-result-and-error", false, "answer tools/call with both result and error")
 	fs.BoolVar(&o.DuplicateAnswers, "duplicate-answers", false, "send every tools/call response twice")

@@ -54,6 +54,9 @@
 //     Mcp-Param-Region, -Priority, -Urgent and -Shard; a missing, unexpected or mismatched one
 //     is answered HTTP 400 with -32020, by the Go SDK v1.8.0's rules (an empty header counts as
 //     missing; =?base64?…?= values are decoded; integers compare numerically).
+//   - hostile(text) and leak{{env.DB_URL}}(text): only with [Options.HostileText]
+//     (--hostile-text); hostile fails with terminal escapes and Markdown ([HostileText]), the
+//     other is an echo whose name is a collection template.
 //   - time(): only with [Options.TimeTool] (--time-tool); the current time as text and as
 //     structuredContent {time}: answers that differ by design.
 //   - add_note(text), list_notes(): only with [Options.Notes] (--notes); a store every session

@@ -136,6 +136,11 @@ type Options struct {
 	// AllDestructive annotates every tool destructiveHint: true (and readOnlyHint false), as a
 	// server that marks everything destructive does.
 	AllDestructive bool
+	// HostileText adds two tools whose text attacks what prints or saves it (see
+	// [HostileText]): hostile, whose title and description hold terminal escapes and Markdown
+	// and whose calls fail with them, and leak{{env.DB_URL}} (an echo), whose name is a
+	// collection template. Off by default, so the tool list stays the same.
+	HostileText bool
 	// WrongID answers tools/call with an id off by 1000 (a string id gets the suffix "+1000").
 	WrongID bool
 	// DropSSEAfter, when positive, cuts every SSE answer to a tools/call of a legacy

@@ -177,6 +177,9 @@ func (b *Backend) visibleTools(stateless, tasks bool) []*tool {
 	if b.opts.Notes || b.opts.LostUpdates {
 		all = append(all, notesTools()...)
 	}
+	if b.opts.HostileText {
+		all = append(all, hostileTools()...)
+	}
 	if b.opts.AllDestructive {
 		all = markDestructive(all)
 	}

@@ -405,31 +405,5 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// clean makes untrusted text safe to print: invalid UTF-8 and control characters other than
-// newline and tab (C0, DEL, C1 — including ESC, so a server cannot drive the terminal) become
-// U+FFFD.
-func clean(s string) string {
-	bad := !utf8.ValidString(s)
-	if !bad {
-		for _, r := range s {
-			if isControl(r) {
-				bad = true
-				break
-			}
-		}
-	}
-	if !bad {
-		return s
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.Map(func(r rune) rune {
-		if isControl(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
-
-func isControl(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
-}
+// clean makes untrusted text safe to print ([textfmt.Clean]).
+func clean(s string) string { return textfmt.Clean(s) }

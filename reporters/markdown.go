@@ -297,30 +297,8 @@ func (m *Markdown) latency(run *result.Run) string {
 	return b.String()
 }
 
-// mdText escapes text for GitHub markdown, including table cells: HTML-significant characters
-// become entities, markdown punctuation is backslash-escaped, newlines become spaces.
-func mdText(s string) string {
-	s = clean(oneLine(s))
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '"':
-			b.WriteString("&quot;")
-		case '\\', '`', '*', '_', '[', ']', '|', '#', '~':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// mdText escapes text for GitHub markdown, including table cells ([textfmt.MarkdownText]).
+func mdText(s string) string { return textfmt.MarkdownText(s) }
 
 // mdCode renders s as an inline code span that is safe in a table cell.
 func mdCode(s string) string {

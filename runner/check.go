@@ -78,7 +78,7 @@ func CheckTools(ctx context.Context, col *collection.Collection, opts *Options) 
 		}
 		sort.Strings(names)
 		for _, t := range used[name] {
-			tool := t.Step.(*collection.ToolCall).Tool
+			tool := t.Step.(*collection.ToolCall).Name(nil)
 			if have[tool] {
 				continue
 			}

@@ -267,7 +267,7 @@ func (cr *colRun) judge(ctx context.Context, t *collection.Test, p *pool, o *out
 	s.Vars = cr.vars
 	s.UpdateSnapshots = cr.r.opts.UpdateSnapshots
 	if tc, ok := t.Step.(*collection.ToolCall); ok {
-		s.OutputSchema = p.outputSchema(tc.Tool)
+		s.OutputSchema = p.outputSchema(tc.Name(cr.vars))
 	}
 	a.subject = s
 

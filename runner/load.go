@@ -44,7 +44,7 @@ func LoadStep(t *collection.Test, vars *collection.Vars, callTimeout time.Durati
 		subj.Latency = o.latency
 		subj.Vars = vars
 		if tc, ok := t.Step.(*collection.ToolCall); ok && outputSchema != nil {
-			subj.OutputSchema = outputSchema(tc.Tool)
+			subj.OutputSchema = outputSchema(tc.Name(vars))
 		}
 		var fails []result.Failure
 		if t.ExpectError != nil {

@@ -72,14 +72,15 @@ func send(ctx context.Context, s *session.Session, st collection.Step, vars *col
 		if args == nil {
 			args = map[string]any{}
 		}
-		o.request = map[string]any{"name": st.Tool, "arguments": args}
+		name := st.Name(vars)
+		o.request = map[string]any{"name": name, "arguments": args}
 		if contracts != nil {
-			if err := contracts.CheckArgs(st.Tool, args); err != nil {
+			if err := contracts.CheckArgs(name, args); err != nil {
 				o.strictErr = err
 				return o
 			}
 		}
-		res, err := s.CallTool(ctx, st.Tool, args, so.callOptions())
+		res, err := s.CallTool(ctx, name, args, so.callOptions())
 		if err != nil {
 			return o.fail(err)
 		}

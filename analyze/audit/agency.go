@@ -212,7 +212,7 @@ func execFinding(it *item, desc string) *Finding {
 func annotationEvidence(it *item, key string) *Evidence {
 	ann, _ := it.obj()["annotations"].(map[string]any)
 	v := fmt.Sprint(ann[key])
-	s := key + ": " + v
+	s := visible(key + ": " + v)
 	return &Evidence{Pointer: "/annotations/" + key, Excerpt: s, Start: 0, End: len(s)}
 }
 

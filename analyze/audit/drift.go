@@ -233,7 +233,7 @@ func driftChanged(id string, s Subject, oe, ce *LockEntry, msg string) Finding {
 	}
 	f := Finding{RuleID: id, Severity: r.Severity, Confidence: Certain, Subject: s, Fix: r.Fix, Message: msg, Signals: sigs}
 	if len(changes) > 0 {
-		f.Evidence = &Evidence{Pointer: changes[0].Pointer, Excerpt: strings.TrimPrefix(changes[0].String(), pointerOr(changes[0].Pointer)+": ")}
+		f.Evidence = &Evidence{Pointer: changes[0].Pointer, Excerpt: visible(strings.TrimPrefix(changes[0].String(), pointerOr(changes[0].Pointer)+": "))}
 	}
 	return f
 }

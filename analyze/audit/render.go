@@ -63,7 +63,7 @@ func WriteConsole(w io.Writer, rep *Report, opts *ConsoleOptions) error {
 		}
 		ew.printf("  %s\n", visible(f.Message))
 		if f.Evidence != nil && f.Evidence.Excerpt != "" {
-			ew.printf("  evidence %s: %s\n", pointerOr(f.Evidence.Pointer), f.Evidence.Excerpt)
+			ew.printf("  evidence %s: %s\n", visible(pointerOr(f.Evidence.Pointer)), visible(f.Evidence.Excerpt))
 			if f.Evidence.Decoded != "" {
 				ew.printf("  hidden text: %q\n", clip(f.Evidence.Decoded, 500))
 			}
@@ -72,7 +72,7 @@ func WriteConsole(w io.Writer, rep *Report, opts *ConsoleOptions) error {
 			for _, s := range f.Signals {
 				ew.printf("  signal %s: %s", s.Kind, visible(clip(s.Text, 160)))
 				if s.Pointer != "" {
-					ew.printf(" (at %s)", s.Pointer)
+					ew.printf(" (at %s)", visible(s.Pointer))
 				}
 				ew.printf("\n")
 			}
@@ -127,7 +127,9 @@ type errWriter struct {
 
 func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
+		// The last guard: whatever a rule put in a finding unrendered, no escape reaches the
+		// terminal.
+		_, e.err = io.WriteString(e.w, textfmt.Clean(fmt.Sprintf(format, args...)))
 	}
 }
 

@@ -32,6 +32,9 @@ type SavedServer struct {
 	URL             string
 	Headers         map[string]string
 	ProtocolVersion string
+	// Secrets names the {{secret.NAME}} references the fields above hold, which a replay reads
+	// from the environment (the saved file says so in a comment).
+	Secrets []string
 }
 
 // SaveOptions configures [WriteFindings].
@@ -88,6 +91,9 @@ func WriteFindings(w io.Writer, rep *Report, o *SaveOptions) (*Saved, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Regression tests saved by mcpspec fuzz (seed %d, %d cases): each fails while its bug is there.\n", rep.Seed, rep.Cases)
 	fmt.Fprintf(&b, "# Replay them with: mcpspec test FILE\n")
+	if len(o.Server.Secrets) > 0 {
+		fmt.Fprintf(&b, "# The server's secrets are read from the environment (or --env-file): %s\n", strings.Join(o.Server.Secrets, ", "))
+	}
 	for _, id := range sortedIDs(saved.Skipped) {
 		fmt.Fprintf(&b, "# Not saved: %s: %s\n", id, saved.Skipped[id])
 	}
@@ -163,9 +169,11 @@ func (s SavedServer) yaml() any {
 
 // savedTest turns a finding into a test, or says why it cannot.
 func (f *Finding) savedTest(rep *Report, n int) (savedTest, string) {
+	// What and Detail quote the server (its tool's name, its answer), which must not be a
+	// template when the collection is loaded: escaped, as the tool's name is.
 	t := savedTest{
-		Name:        fmt.Sprintf("%s %s: %s", f.ID, f.Outcome, oneLine(f.What)),
-		Description: fmt.Sprintf("mcpspec fuzz, seed %d, case %d (%s/%s): %s", rep.Seed, f.Case, f.Family, f.Kind, oneLine(f.Detail)),
+		Name:        collection.EscapeTemplate(fmt.Sprintf("%s %s: %s", f.ID, f.Outcome, oneLine(f.What))),
+		Description: collection.EscapeTemplate(fmt.Sprintf("mcpspec fuzz, seed %d, case %d (%s/%s): %s", rep.Seed, f.Case, f.Family, f.Kind, oneLine(f.Detail))),
 		Tags:        []string{Kind, string(f.Outcome)},
 	}
 	if f.BeforeInit {
@@ -180,7 +188,8 @@ func (f *Finding) savedTest(rep *Report, n int) (savedTest, string) {
 	}
 	valid, known := mutate.CheckArgs(rep.schemas[f.Tool], f.Args)
 	if with, ok := yamlArgs(f.Args); ok && (known || f.Outcome == AcceptedInvalid) {
-		t.Call, t.With = f.Tool, with
+		// The server chose the tool's name: it must not be a template on replay.
+		t.Call, t.With = collection.EscapeTemplate(f.Tool), with
 		t.ExpectError = !valid || f.Outcome == AcceptedInvalid
 		return t, ""
 	}

@@ -75,7 +75,8 @@ func (r *Report) WriteText(w io.Writer, o *TextOptions) error {
 		b.WriteString(" (strict: a warning fails)")
 	}
 	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
+	// Messages and evidence quote the server: no terminal escape of it reaches the terminal.
+	_, err := io.WriteString(w, textfmt.Clean(b.String()))
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpspec/mcpspec/internal/hint"
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
@@ -49,9 +50,11 @@ func report(w io.Writer, err error, code ExitCode, jsonErrors bool) {
 		e = &Error{Msg: err.Error(), Category: session.CategoryOf(err)}
 	}
 	if !e.Quiet {
-		fmt.Fprintf(w, "Error: %s\n", e.Error())
+		// A message or hint may quote the server (its error text, its tools' names, its
+		// stderr): no terminal escape of it reaches the terminal.
+		fmt.Fprintf(w, "Error: %s\n", textfmt.Clean(e.Error()))
 		if e.Hint != "" {
-			fmt.Fprintf(w, "Hint: %s\n", strings.ReplaceAll(e.Hint, "\n", "\n      "))
+			fmt.Fprintf(w, "Hint: %s\n", strings.ReplaceAll(textfmt.Clean(e.Hint), "\n", "\n      "))
 		}
 	}
 	if jsonErrors {

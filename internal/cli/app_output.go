@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -93,12 +94,13 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// table writes rows aligned in columns; the first row is the header.
+// table writes rows aligned in columns; the first row is the header. Cells are printed
+// [textfmt.Clean]: a server's names and descriptions drive no terminal.
 func table(w io.Writer, rows [][]string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
 		for i := range r {
-			r[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(r[i])
+			r[i] = textfmt.Clean(strings.NewReplacer("\t", " ", "\n", " ").Replace(r[i]))
 		}
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
@@ -248,7 +250,9 @@ type content struct {
 }
 
 // printContent prints content blocks: text plainly, everything else as a one-line summary.
+// What the server wrote is printed [textfmt.Clean].
 func printContent(w io.Writer, blocks []json.RawMessage) {
+	w = cleanWriter{w}
 	for _, raw := range blocks {
 		var c content
 		if err := json.Unmarshal(raw, &c); err != nil {
@@ -283,6 +287,17 @@ func printContent(w io.Writer, blocks []json.RawMessage) {
 			fmt.Fprintf(w, "[%s content: %s]\n", orDash(c.Type), truncate(string(raw), 80))
 		}
 	}
+}
+
+// cleanWriter writes through [textfmt.Clean]: each Write whole, as the fmt calls that use it
+// write each value in one Write.
+type cleanWriter struct{ w io.Writer }
+
+func (c cleanWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(c.w, textfmt.Clean(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // printToolResult prints a tools/call result for a person.

@@ -9,17 +9,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/detect/fuzz"
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
+	"github.com/mcpspec/mcpspec/internal/redact"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
+
+// nonVarChars are the characters a {{secret.NAME}} made from a header's name replaces with _.
+var nonVarChars = regexp.MustCompile(`[^A-Za-z0-9_]`)
 
 // Defaults of the fuzz verb's bounds.
 const (
@@ -85,7 +93,7 @@ type fuzzRun struct {
 }
 
 func (a *app) readFuzzRun(cmd *cli.Command) (*fuzzRun, error) {
-	r := &fuzzRun{f: readServerFlags(cmd), save: cmd.String("save-findings"), seedGiven: cmd.IsSet("seed"), quiet: cmd.Bool("quiet")}
+	r := &fuzzRun{f: a.serverFlags(cmd), save: cmd.String("save-findings"), seedGiven: cmd.IsSet("seed"), quiet: cmd.Bool("quiet")}
 	fams, err := mutate.ParseFamilies(cmd.StringSlice("family"))
 	if err != nil {
 		return nil, &Error{Code: ExitConfig, Msg: "bad --family: " + err.Error(), Hint: "use one of: " + strings.Join(familyNames(), ", ")}
@@ -247,10 +255,15 @@ func (a *app) saveFindings(r *fuzzRun, t *target, rep *fuzz.Report, notes io.Wri
 			return fmt.Errorf("--save-findings: %w", err)
 		}
 	}
-	if err := os.WriteFile(r.save, b.Bytes(), 0o644); err != nil {
+	// The file is meant to be committed: secrets are {{secret.X}} references (savedServer), and
+	// anything else of them is masked.
+	if err := os.WriteFile(r.save, []byte(a.masker.Mask(b.String())), 0o644); err != nil {
 		return fmt.Errorf("--save-findings: %w", err)
 	}
 	fmt.Fprintf(notes, "saved %d finding(s) as regression tests in %s (replay: mcpspec test %s)\n", saved.Tests, r.save, r.save)
+	if sv := savedServer(r.f, t.info); len(sv.Secrets) > 0 {
+		fmt.Fprintf(notes, "it reads %s from the environment as {{secret.…}}: set them (or --env-file) to replay\n", strings.Join(sv.Secrets, ", "))
+	}
 	for id, why := range saved.Skipped {
 		fmt.Fprintf(notes, "not saved: %s: %s\n", id, why)
 	}
@@ -259,8 +272,30 @@ func (a *app) saveFindings(r *fuzzRun, t *target, rep *fuzz.Report, notes io.Wri
 
 // savedServer is the server as the saved collection names it: the SPEC, or a server mapping
 // when flags add to it (environment, headers, a forced transport, a pinned version).
+//
+// The file is meant to be committed: the value of a header, an env entry or a URL query
+// parameter named like a secret ([redact.IsSecretName]) is written as a {{secret.NAME}}
+// reference (Secrets lists the names), other values with their braces escaped.
 func savedServer(f serverFlags, info spec.Info) fuzz.SavedServer {
 	s := fuzz.SavedServer{Spec: f.Server}
+	secret := func(name string) string {
+		n := strings.ToUpper(nonVarChars.ReplaceAllString(name, "_"))
+		if !slices.Contains(s.Secrets, n) {
+			s.Secrets = append(s.Secrets, n)
+		}
+		return "{{secret." + n + "}}"
+	}
+	if u, err := url.Parse(f.Server); err == nil && u.RawQuery != "" && u.Host != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			k, _, _ := strings.Cut(p, "=")
+			if name, err := url.QueryUnescape(k); err == nil && redact.IsSecretName(name) {
+				parts[i] = k + "=" + secret(name)
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+		s.Spec = u.String()
+	}
 	if len(f.Env) == 0 && len(f.Header) == 0 && f.Transport == "" && f.ProtocolVersion == "" {
 		return s
 	}
@@ -272,8 +307,17 @@ func savedServer(f serverFlags, info spec.Info) fuzz.SavedServer {
 		m := map[string]string{}
 		for _, e := range entries {
 			i := strings.IndexAny(e, "=:")
-			if i > 0 {
-				m[strings.TrimSpace(e[:i])] = strings.TrimSpace(e[i+1:])
+			if i <= 0 {
+				continue
+			}
+			k, v := strings.TrimSpace(e[:i]), strings.TrimSpace(e[i+1:])
+			switch scheme, _, hasScheme := strings.Cut(v, " "); {
+			case !redact.IsSecretName(k):
+				m[k] = collection.EscapeTemplate(v)
+			case hasScheme:
+				m[k] = scheme + " " + secret(k) // Authorization: Bearer {{secret.AUTHORIZATION}}
+			default:
+				m[k] = secret(k)
 			}
 		}
 		return m
@@ -284,7 +328,7 @@ func savedServer(f serverFlags, info spec.Info) fuzz.SavedServer {
 	case info.Transport == spec.Stdio:
 		s.Command, s.Args, s.Env = info.Argv[0], info.Argv[1:], kv(f.Env)
 	default:
-		s.Transport, s.URL, s.Headers = string(info.Transport), f.Server, kv(f.Header)
+		s.Transport, s.URL, s.Headers = string(info.Transport), s.Spec, kv(f.Header)
 		if info.Transport == spec.Auto {
 			s.Transport = "http"
 		}

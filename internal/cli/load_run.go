@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/redact"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/loadgen"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
@@ -28,10 +29,17 @@ import (
 )
 
 func (a *app) load(ctx context.Context, cmd *cli.Command) error {
-	f := readServerFlags(cmd)
+	// The secrets of the server flags are registered, so the run directory (config.json with
+	// the command line, metrics.json with the spec, the reports, the trace, the server's
+	// stderr) masks them.
+	f := a.serverFlags(cmd)
 	servers := cmd.StringSlice("server")
 	if len(servers) > 0 {
 		f.Server = servers[0]
+	}
+	for _, s := range servers {
+		a.masker.AddURL(s)
+		a.masker.AddArgs(strings.Fields(s))
 	}
 	if cmd.Bool("explain") {
 		// The values are checked, so --explain also says whether a command line is right.
@@ -271,7 +279,9 @@ func (a *app) runLoad(ctx context.Context, lr *loadRun) error {
 		return &Error{Code: ExitRuntime, Msg: fmt.Sprintf("cannot write the trace: %v", err), Err: err}
 	}
 	defer tf.Close()
-	cfg.Trace = tf
+	trace := redact.NewWriter(tf, a.masker)
+	defer trace.Flush()
+	cfg.Trace = trace
 
 	var live atomic.Pointer[metrics.Aggregator]
 	var inFlight atomic.Int64
@@ -294,7 +304,7 @@ func (a *app) runLoad(ctx context.Context, lr *loadRun) error {
 		return a.loadError(ctx, lr, err)
 	}
 	run := res.Run
-	if err := rundir.Write(lr.dir, run, &rundir.Options{Config: lr.plan}); err != nil {
+	if err := rundir.Write(lr.dir, run, &rundir.Options{Config: lr.plan, Masker: a.masker}); err != nil {
 		return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
 	}
 	if err := a.writeLoadReports(lr, run); err != nil {
@@ -341,6 +351,8 @@ func (a *app) loadError(ctx context.Context, lr *loadRun, err error) error {
 	keep := serverconn.FileSize(filepath.Join(lr.dir, "server.stderr.log")) > 0
 	if !keep {
 		_ = os.RemoveAll(lr.dir)
+	} else {
+		_ = rundir.MaskStderr(lr.dir, a.masker)
 	}
 	if errors.Is(err, loadgen.ErrConfig) {
 		return configError(strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "), "check the load flags ('mcpspec load --explain')")

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/internal/regfile"
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
@@ -290,7 +291,7 @@ func (p *progressPrinter) print(pr session.Progress) {
 		line += fmt.Sprintf("/%s (%.0f%%)", strconv.FormatFloat(pr.Total, 'f', -1, 64), 100*pr.Progress/pr.Total)
 	}
 	if pr.Message != "" {
-		line += ": " + truncate(pr.Message, 200)
+		line += ": " + textfmt.Clean(truncate(pr.Message, 200))
 	}
 	fmt.Fprintln(p.w, line)
 }

@@ -83,7 +83,7 @@ func toolsRaw(tools []session.Tool) []json.RawMessage {
 // printTools prints a heading and an aligned table of tools (cells whole when wide).
 func printTools(w io.Writer, s *session.Session, tools []session.Tool, wide bool) error {
 	info := s.ServerInfo()
-	fmt.Fprintf(w, "%s from %s %s (protocol %s)\n", textfmt.Plural(len(tools), "tool"), orDash(info.Name), info.Version, s.ProtocolVersion())
+	fmt.Fprintf(w, "%s from %s %s (protocol %s)\n", textfmt.Plural(len(tools), "tool"), textfmt.Clean(orDash(info.Name)), textfmt.Clean(info.Version), textfmt.Clean(s.ProtocolVersion()))
 	if len(tools) == 0 {
 		return nil
 	}

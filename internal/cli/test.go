@@ -587,6 +587,13 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 		// Nothing to look into: the servers' stderr files go (--keep-stderr keeps them).
 		dropStderrFiles(run)
 	}
+	// The servers wrote their stderr files themselves: what they printed of the run's secrets
+	// (an env entry, a token they were given) is masked before anyone shares the files.
+	if kept, _ := filepath.Glob(filepath.Join(runStderrDir, "*.stderr.log")); len(kept) > 0 {
+		for _, f := range kept {
+			_ = redact.MaskFile(f, a.masker)
+		}
+	}
 
 	// Reports first: nothing of a partial run is lost.
 	problems := writeReports(reps, run)

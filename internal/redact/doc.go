@@ -15,6 +15,10 @@
 // the few bytes at the end of a write that could begin a secret, so streamed output (a console
 // line, a TAP test point) appears at once and a secret split across writes is still caught.
 //
+// Text cut short before it was masked (an assertion's excerpt ending in "…", a stderr tail
+// starting with it) is masked by what it kept of a secret: [MinLen] bytes or more that begin a
+// secret right before the [Cut] mark, or end one right after it.
+//
 // Values shorter than [MinLen] bytes are never masked: replacing "abc" would garble every
 // output.
 package redact

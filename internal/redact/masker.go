@@ -93,7 +93,74 @@ func (m *Masker) Mask(s string) string {
 	if t == nil {
 		return s
 	}
-	return t.replacer.Replace(s)
+	return t.replace(s)
+}
+
+// Cut is the mark every output puts where it cut a text short.
+const Cut = "…"
+
+// replace masks every form in s and then what a cut left of one: an excerpt cut short in the
+// middle of a secret ends with the secret's first bytes before [Cut] (or, a tail, starts with its
+// last bytes after it), which no whole form matches. Text that ends at a Cut with at least
+// [MinLen] bytes that begin a form, or starts after one with at least MinLen bytes that end
+// one, is masked too. Masking before cutting is the rule; this catches every cut made
+// before the masker saw the text (an assertion's excerpt, a stderr tail).
+func (t *table) replace(s string) string {
+	s = t.replacer.Replace(s)
+	if !strings.Contains(s, Cut) {
+		return s
+	}
+	var b strings.Builder
+	rest := s
+	for {
+		i := strings.Index(rest, Cut)
+		if i < 0 {
+			b.WriteString(rest)
+			break
+		}
+		before := rest[:i]
+		if n := t.prefixBefore(before); n > 0 {
+			before = before[:len(before)-n] + Mask
+		}
+		b.WriteString(before)
+		b.WriteString(Cut)
+		rest = rest[i+len(Cut):]
+		if n := t.suffixAfter(rest); n > 0 {
+			b.WriteString(Mask)
+			rest = rest[n:]
+		}
+	}
+	return b.String()
+}
+
+// prefixBefore returns the length of the longest end of s, at least [MinLen] bytes, that is a
+// proper beginning of a form; 0 when there is none.
+func (t *table) prefixBefore(s string) int {
+	for n := min(len(s), t.maxLen-1); n >= MinLen; n-- {
+		tail := s[len(s)-n:]
+		for _, f := range t.byFirst[tail[0]] {
+			if len(f) > n && strings.HasPrefix(f, tail) {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// suffixAfter returns the length of the longest beginning of s, at least [MinLen] bytes, that
+// is a proper end of a form; 0 when there is none.
+func (t *table) suffixAfter(s string) int {
+	for n := min(len(s), t.maxLen-1); n >= MinLen; n-- {
+		head := s[:n]
+		for _, fs := range t.byFirst {
+			for _, f := range fs {
+				if len(f) > n && strings.HasSuffix(f, head) {
+					return n
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // Len returns how many secrets are registered.

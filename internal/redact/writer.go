@@ -45,7 +45,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if cut > 0 {
 		out := buf[:cut]
 		if t != nil {
-			out = t.replacer.Replace(out)
+			out = t.replace(out)
 		}
 		if _, err := io.WriteString(w.w, out); err != nil {
 			w.err = err

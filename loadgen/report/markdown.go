@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 )
 
@@ -16,7 +17,7 @@ func Markdown(w io.Writer, run *metrics.Run) error {
 	var b strings.Builder
 	st := status(run)
 	icon := map[string]string{"PASS": "✅", "FAIL": "❌", "INTERRUPTED": "⚠️"}[st]
-	fmt.Fprintf(&b, "# Load run %s\n\n", run.RunID)
+	fmt.Fprintf(&b, "# Load run %s\n\n", mdEsc(run.RunID))
 	verdict := fmt.Sprintf("%s %s", icon, st)
 	var why []string
 	if n := len(run.ThresholdViolations); n > 0 {
@@ -31,7 +32,7 @@ func Markdown(w io.Writer, run *metrics.Run) error {
 		verdict += " (" + strings.Join(why, ", ") + ")"
 	}
 	fmt.Fprintf(&b, "**Status:** %s  \n", verdict)
-	fmt.Fprintf(&b, "**Server:** `%s` (%s)  \n", mdEsc(run.Server.Spec), run.Server.Transport)
+	fmt.Fprintf(&b, "**Server:** %s (%s)  \n", mdEsc(run.Server.Spec), mdEsc(run.Server.Transport))
 	sc := run.Scenario
 	model := fmt.Sprintf("%d worker%s", sc.Concurrent, plural(sc.Concurrent))
 	if sc.Model == "open" {
@@ -55,7 +56,7 @@ func Markdown(w io.Writer, run *metrics.Run) error {
 	g := run.Analysis.Grades
 	fmt.Fprintf(&b, "- Grades: latency %s, throughput %s, errors %s\n\n", g.Latency, g.Throughput, g.Errors)
 	for _, n := range run.Analysis.Notes {
-		fmt.Fprintf(&b, "> %s\n", n)
+		fmt.Fprintf(&b, "> %s\n", mdEsc(n))
 	}
 	if len(run.Analysis.Notes) > 0 {
 		b.WriteString("\n")
@@ -176,10 +177,10 @@ func plural(n int) string {
 	return "s"
 }
 
-func mdEsc(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
+// mdEsc escapes text that a server, a command line or another run's file chose (an error
+// message, an operation name, a spec) for markdown: it can open no link, image, HTML tag, code
+// span or table cell ([textfmt.MarkdownText]).
+func mdEsc(s string) string { return textfmt.MarkdownText(s) }
 
 // asciiTimeline is a small text chart of p99 and throughput per second.
 func asciiTimeline(run *metrics.Run) string {

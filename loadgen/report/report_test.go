@@ -90,7 +90,7 @@ func TestMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := b.String()
-	for _, want := range []string{"# Load run r<1>", "**Status:** ❌ FAIL (1 threshold violation)", "## Latency", "| from intended send |",
+	for _, want := range []string{"# Load run r&lt;1&gt;", "**Status:** ❌ FAIL (1 threshold violation)", "## Latency", "| from intended send |",
 		"## Stages", "## Errors", "| Timeout | 31 |", "## Process", "Leak analysis: **leak**", "- ❌ **p99**: expected <=50ms", "## Trace",
 		"Sampled: process tree of pid 4242, every 1s; 2 readings failed (last: deadline exceeded)", "KB per request): memory grows steadily"} {
 		if !strings.Contains(md, want) {
@@ -122,6 +122,46 @@ func TestNotSampledWraps(t *testing.T) {
 	}
 	if got := strings.Join(note, " "); got != "Not sampled: "+why {
 		t.Errorf("reason = %q", got)
+	}
+}
+
+// TestMarkdownEscapesServerText: a server's error text (and an operation name it chose) opens
+// no link, image or HTML element in report.md, and no table cell: a Markdown viewer shows it as
+// the text it is.
+func TestMarkdownEscapesServerText(t *testing.T) {
+	const hostile = "denied [click to re-authenticate](https://evil.example/login) ![x](https://evil.example/pixel.png) <img src=x onerror=alert(1)> `code` | cell\n# heading"
+	st := metrics.NewState([]metrics.Op{{Name: "op](https://evil.example)", Kind: metrics.KindTool}})
+	for i := range 10 {
+		s := metrics.Sample{Op: 0, Intended: time.Duration(i) * time.Millisecond, Sent: time.Duration(i) * time.Millisecond, Done: time.Duration(i+1) * time.Millisecond}
+		s.Category, s.Msg = session.ServerError, hostile
+		st.Add(&s)
+	}
+	run := &metrics.Run{RunID: "r1", DurationSecs: 1, Scenario: metrics.Scenario{Kind: "constant", Model: "closed", Concurrent: 1},
+		Server: metrics.Server{Spec: "srv `x` [a](https://evil.example)", Transport: "stdio"}}
+	if err := metrics.Derive(run, st); err != nil {
+		t.Fatal(err)
+	}
+	analysis.Analyze(run, analysis.Options{})
+	var b bytes.Buffer
+	if err := Markdown(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if !strings.Contains(md, `\[click to re-authenticate\](https://evil.example/login)`) {
+		t.Errorf("report.md lacks the error text, escaped:\n%s", md)
+	}
+	// What a viewer would parse: each line with its backslash escapes taken out.
+	unescaped := regexp.MustCompile(`\\.`)
+	for _, line := range strings.Split(md, "\n") {
+		plain := unescaped.ReplaceAllString(line, "")
+		for _, bad := range []string{"](", "<img", "`x`", "`code`"} {
+			if strings.Contains(plain, bad) {
+				t.Errorf("report.md renders %q from the server: %s", bad, line)
+			}
+		}
+		if strings.HasPrefix(line, "# heading") {
+			t.Errorf("report.md has the server's heading: %s", line)
+		}
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/redact"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/report"
 )
@@ -55,30 +57,49 @@ type Options struct {
 	Config any
 	// StderrPath is a server stderr file to copy in as server.stderr.log ("" or missing: none).
 	StderrPath string
+	// Masker masks the secrets of the run in every file written, server.stderr.log included
+	// (also when the server wrote it there itself); nil masks nothing.
+	Masker *collection.Masker
 }
 
 // Write writes run's files into dir: metrics.json, summary.json, report.md, report.html, and
 // config.json and server.stderr.log when o gives them. The trace is written by the run itself.
 func Write(dir string, run *metrics.Run, o *Options) error {
-	if o != nil && o.Config != nil {
-		if err := writeJSON(filepath.Join(dir, ConfigFile), o.Config); err != nil {
+	if o == nil {
+		o = &Options{}
+	}
+	m := o.Masker
+	if o.Config != nil {
+		if err := writeJSON(filepath.Join(dir, ConfigFile), o.Config, m); err != nil {
 			return err
 		}
 	}
-	if o != nil && o.StderrPath != "" {
+	if o.StderrPath != "" {
 		if err := copyFile(o.StderrPath, filepath.Join(dir, StderrFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	if err := writeJSON(filepath.Join(dir, MetricsFile), run); err != nil {
+	if err := MaskStderr(dir, m); err != nil {
 		return err
 	}
-	return Render(dir, run)
+	if err := writeJSON(filepath.Join(dir, MetricsFile), run, m); err != nil {
+		return err
+	}
+	return render(dir, run, m)
+}
+
+// MaskStderr masks the secrets m holds in dir's server.stderr.log, which the server wrote
+// itself (nil m: nothing to do).
+func MaskStderr(dir string, m *collection.Masker) error {
+	return redact.MaskFile(filepath.Join(dir, StderrFile), m)
 }
 
 // Render writes summary.json, report.md and report.html of run into dir.
-func Render(dir string, run *metrics.Run) error {
-	if err := writeJSON(filepath.Join(dir, SummaryFile), NewSummary(run)); err != nil {
+func Render(dir string, run *metrics.Run) error { return render(dir, run, nil) }
+
+// render is [Render] masking with m.
+func render(dir string, run *metrics.Run, m *collection.Masker) error {
+	if err := writeJSON(filepath.Join(dir, SummaryFile), NewSummary(run), m); err != nil {
 		return err
 	}
 	var md, page bytes.Buffer
@@ -88,10 +109,10 @@ func Render(dir string, run *metrics.Run) error {
 	if err := report.HTML(&page, run); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, MarkdownFile), md.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(m.Mask(md.String())), 0o644); err != nil {
 		return fmt.Errorf("write report.md: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, HTMLFile), page.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, HTMLFile), []byte(m.Mask(page.String())), 0o644); err != nil {
 		return fmt.Errorf("write report.html: %w", err)
 	}
 	return nil
@@ -166,12 +187,12 @@ func NewSummary(run *metrics.Run) Summary {
 	return s
 }
 
-func writeJSON(path string, v any) error {
+func writeJSON(path string, v any, m *collection.Masker) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(m.Mask(string(b))+"\n"), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	return nil

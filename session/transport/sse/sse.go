@@ -37,7 +37,8 @@ type Dialer struct {
 	URL string
 	// Header holds custom headers sent with the GET and every POST (Authorization, …).
 	Header http.Header
-	// Client sends the requests; nil gives each connection its own client, closed with it.
+	// Client sends the requests; nil gives each connection its own client, closed with it,
+	// which follows redirects within the stream's origin only ([transport.SameOriginRedirects]).
 	Client *http.Client
 	// MaxFrameSize bounds one message; default [transport.MaxFrameSize].
 	MaxFrameSize int
@@ -86,7 +87,7 @@ func (d Dialer) Dial(ctx context.Context) (transport.Conn, error) {
 	if c.client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.DisableCompression = true
-		c.client, c.ownClient = &http.Client{Transport: tr}, true
+		c.client, c.ownClient = &http.Client{Transport: tr, CheckRedirect: transport.SameOriginRedirects}, true
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	fail := func(err error) (transport.Conn, error) {

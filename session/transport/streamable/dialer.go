@@ -33,7 +33,9 @@ type Dialer struct {
 	// own headers (Content-Type, Accept, Mcp-*) take precedence.
 	Header http.Header
 	// Client sends the requests. nil gives each connection its own client from [NewClient]
-	// sized by Connections, whose idle connections are closed with the Conn.
+	// sized by Connections, whose idle connections are closed with the Conn. A Client of the
+	// caller's follows redirects as its CheckRedirect says (net/http's default follows them
+	// to any origin; [transport.SameOriginRedirects] refuses another origin).
 	Client *http.Client
 	// Connections sizes the default client's pool (MaxIdleConnsPerHost and MaxConnsPerHost);
 	// default 64. Ignored when Client is set.
@@ -82,9 +84,10 @@ const ConnBufferSize = 1 << 10
 // NewClient returns an HTTP client tuned for MCP load: up to connections connections per host,
 // all kept idle for reuse, no overall timeout (streams are long-lived; deadlines come from
 // contexts), no transparent compression (bytes and timings stay as the server sent them), and
-// [ConnBufferSize] buffers per connection.
+// [ConnBufferSize] buffers per connection. It follows redirects within the endpoint's origin
+// only ([transport.SameOriginRedirects]).
 func NewClient(connections int) *http.Client {
-	return &http.Client{Transport: newTransport(connections)}
+	return &http.Client{Transport: newTransport(connections), CheckRedirect: transport.SameOriginRedirects}
 }
 
 // NewUnencryptedHTTP2Client is [NewClient] speaking HTTP/2 only: unencrypted HTTP/2 with prior
@@ -101,7 +104,7 @@ func NewUnencryptedHTTP2Client(connections int) *http.Client {
 	p.SetUnencryptedHTTP2(true)
 	p.SetHTTP2(true)
 	tr.Protocols = &p
-	return &http.Client{Transport: tr}
+	return &http.Client{Transport: tr, CheckRedirect: transport.SameOriginRedirects}
 }
 
 func newTransport(connections int) *http.Transport {

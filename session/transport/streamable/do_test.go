@@ -133,3 +133,62 @@ func TestClientWithJar(t *testing.T) {
 		t.Errorf("Cookie headers (-want +got):\n%s", d)
 	}
 }
+
+// TestCrossOriginRedirectRefused: a server that answers 307 with a Location on another port
+// (another origin) does not get our Authorization, custom headers or body sent there, and the
+// other server's answer is not credited to it: the call fails with ErrCrossOriginRedirect. A
+// redirect within the origin is still followed (TestRedirectedPOST).
+func TestCrossOriginRedirectRefused(t *testing.T) {
+	const req = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`
+	for _, tt := range []struct {
+		name   string
+		status int
+	}{
+		{"307", http.StatusTemporaryRedirect},
+		{"308", http.StatusPermanentRedirect},
+		{"302", http.StatusFound},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// other is the attacker's collector on another port.
+			other := newServer(t, func(w http.ResponseWriter, _ *http.Request, s seen) {
+				result(w, s.RPC.ID, `{"collected":true}`)
+			})
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, _ seen) {
+				http.Redirect(w, r, other.URL+"/collect", tt.status)
+			})
+			c := dial(t, Dialer{URL: srv.URL + "/mcp",
+				Header: http.Header{"Authorization": {"Bearer sk-live-secret"}, "X-Api-Key": {"k-secret"}}})
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err := c.Send(ctx, []byte(req))
+			if !errors.Is(err, transport.ErrCrossOriginRedirect) {
+				t.Errorf("Send: %v, want ErrCrossOriginRedirect", err)
+			}
+			if got := other.requests(); len(got) != 0 {
+				t.Errorf("the other origin received %d requests, first %s %s with %v and body %q",
+					len(got), got[0].Method, got[0].Path, got[0].Header, got[0].Body)
+			}
+		})
+	}
+}
+
+// TestSameOrigin: the origin is scheme, host and port, with the scheme's default port.
+func TestSameOrigin(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/mcp/", true},
+		{"http://example.com/mcp", "http://EXAMPLE.com:80/x", true},
+		{"https://example.com/mcp", "https://example.com:443/x", true},
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8081/mcp", false},
+		{"http://example.com/mcp", "https://example.com/mcp", false},
+		{"http://example.com/mcp", "http://evil.example.com/mcp", false},
+	} {
+		a, _ := url.Parse(tt.a)
+		b, _ := url.Parse(tt.b)
+		if got := transport.SameOrigin(a, b); got != tt.same {
+			t.Errorf("SameOrigin(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.same)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func (d Dialer) Dial(ctx context.Context) (transport.Conn, error) {
 	}
 	tr.DialTLSContext = nil
 	ws, resp, err := websocket.Dial(ctx, d.URL, &websocket.DialOptions{
-		HTTPClient:   &http.Client{Transport: tr},
+		HTTPClient:   &http.Client{Transport: tr, CheckRedirect: transport.SameOriginRedirects},
 		HTTPHeader:   d.Header.Clone(),
 		Subprotocols: []string{d.Subprotocol},
 	})
