@@ -43,7 +43,8 @@ type serverFlags struct {
 // by the parser, so that --explain works without it.
 func serverFlagDefs() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to test, a `SPEC`: a command line, testserver (the built-in one), or an http(s)://, ws(s)://, tcp:// address"},
+		// One server: a second --server is refused, never silently dropped (load takes several).
+		&cli.StringFlag{Name: "server", Aliases: []string{"s"}, OnlyOnce: true, Usage: "the server to test, a `SPEC`: a command line, testserver (the built-in one), or an http(s)://, ws(s)://, tcp:// address"},
 		&cli.StringFlag{Name: "transport", Usage: "force a transport: stdio, http, sse, ws or tcp (default: from the SPEC)"},
 		&durationFlag{Name: "timeout", Value: defaultTimeout, Usage: "deadline of each request"},
 		&durationFlag{Name: "connect-timeout", Value: defaultConnectTimeout, Usage: "deadline for starting or connecting to the server and the handshake"},

@@ -54,10 +54,9 @@ func loadFlagDefs() []cli.Flag {
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "live progress on stderr: auto (a live display on a terminal, a line every few seconds otherwise), tty, plain or off"},
 		quietFlag(),
 		&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "also report as `NAME=PATH`: junit, tap, json, markdown (each threshold a test case; repeatable)"},
-		&cli.StringFlag{Name: "environment", Usage: "with a collection: select its environment `NAME`"},
 		&cli.StringSliceFlag{Name: "var", Usage: "with a collection: set variable `K=V` (repeatable)"},
 		&cli.StringFlag{Name: "env-file", Usage: "with a collection: read variables from `PATH`"},
-	}, resourceFlagDefs()...)
+	}, append(loadEnvFlags(), resourceFlagDefs()...)...)
 }
 
 func (a *app) loadCommand() *cli.Command {
@@ -79,13 +78,17 @@ func (a *app) loadCommand() *cli.Command {
 }
 
 // loadServerFlags are the server flags with --server repeatable: several servers get the same
-// workload, one after the other, side by side.
+// workload, one after the other, side by side. --env is load's own (see [loadEnvFlags]).
 func loadServerFlags() []cli.Flag {
-	fl := serverFlagDefs()
-	for i, f := range fl {
-		if f.Names()[0] == "server" {
-			fl[i] = &cli.StringSliceFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to load, a `SPEC` (repeatable: the same workload against each, side by side)"}
+	var fl []cli.Flag
+	for _, f := range serverFlagDefs() {
+		switch f.Names()[0] {
+		case "server":
+			f = &cli.StringSliceFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to load, a `SPEC` (repeatable: the same workload against each, side by side)"}
+		case "env":
+			continue
 		}
+		fl = append(fl, f)
 	}
 	return fl
 }

@@ -30,7 +30,11 @@ func (a *app) loadLoadCollection(ctx context.Context, cmd *cli.Command, path str
 	if err != nil {
 		return nil, err
 	}
-	lo := &collection.LoadOptions{LookupEnv: os.LookupEnv, Vars: vars, EnvFile: envFile, Environment: cmd.String("environment")}
+	env, err := loadEnvironment(cmd)
+	if err != nil {
+		return nil, err
+	}
+	lo := &collection.LoadOptions{LookupEnv: os.LookupEnv, Vars: vars, EnvFile: envFile, Environment: env}
 	cols, err := loadCollections([]string{path}, lo, "load")
 	if err != nil {
 		return nil, err

@@ -29,6 +29,9 @@ import (
 
 func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 	f := readServerFlags(cmd)
+	if vars := loadEnvOf(cmd).Vars; len(vars) > 0 {
+		f.Env, f.oldEnv = append(f.Env, vars...), true
+	}
 	servers := cmd.StringSlice("server")
 	if len(servers) > 0 {
 		f.Server = servers[0]
@@ -52,6 +55,9 @@ func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 		colPath = args[0]
 	case len(args) > 0:
 		return usageError(cmd, fmt.Errorf("unexpected arguments %q (a collection goes as the only argument or with --collection)", strings.Join(args, " ")))
+	}
+	if err := a.checkLoadEnv(cmd, colPath); err != nil {
+		return err
 	}
 	if len(servers) > 1 {
 		for _, fl := range []string{"server-pid", "cgroup", "metrics-url"} {
