@@ -37,6 +37,9 @@ type serverFlags struct {
 	// MaxMessageSize is --max-message-size as given; validate parses it into maxMessage.
 	MaxMessageSize string
 	maxMessage     int
+	// noHangFlag is set when the verb shows no --hang-threshold (the detectors have their own
+	// hang detector): a timeout's hint must not suggest it.
+	noHangFlag bool
 }
 
 // serverFlagDefs returns the flags of a server-facing verb. --server is checked by the verb, not
@@ -94,7 +97,19 @@ func readServerFlags(cmd *cli.Command) serverFlags {
 		HangThreshold:   cmd.Duration("hang-threshold"),
 		StderrPath:      cmd.String("stderr"),
 		MaxMessageSize:  cmd.String("max-message-size"),
+		noHangFlag:      !showsFlag(cmd, "hang-threshold"),
 	}
+}
+
+// showsFlag reports whether cmd has a flag called name that its help shows.
+func showsFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			vf, ok := f.(cli.VisibleFlag)
+			return !ok || vf.IsVisible()
+		}
+	}
+	return false
 }
 
 // validate checks what the parser cannot; every problem is a config error with a hint.

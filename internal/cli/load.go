@@ -65,7 +65,7 @@ func (a *app) loadCommand() *cli.Command {
 		Usage: "load-test a server: open or closed model, exact percentiles, a run directory with reports",
 		UsageText: "mcpspec load --server SPEC [--scenario KIND] [--rate R/s | --concurrency N] [--duration D] [--iterations N]\n" +
 			"    [--tool T --args JSON]… | --collection FILE] [--threshold p99<=500ms]… [--out runs] [--json]\n" +
-			"mcpspec load COLLECTION.yaml    (runs the collection's load: block)\n\n" +
+			"mcpspec load COLLECTION.yaml [--env NAME] [--var K=V]…    (runs the collection's load: block)\n\n" +
 			"The run directory (runs/<id>/) holds config.json, server.stderr.log, trace.jsonl, metrics.json,\n" +
 			"summary.json, report.md and report.html. --json prints metrics.json on stdout.\n\n" +
 			"Exit codes: 0 every threshold held · 1 a threshold was violated · 3 bad flags or collection ·\n" +
