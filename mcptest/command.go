@@ -20,30 +20,26 @@ const (
 	ExitConfig  = 3 // bad flags
 )
 
-// RunCommand is the `mcpspec testserver` verb. It parses args (flags only, no globals), then:
-//
-//   - --transport stdio (default): serves stdin/stdout and returns when stdin closes;
-//   - --transport http|sse|ws: listens on --addr (every HTTP endpoint is served; the transport
-//     only picks which URL is printed) and prints that URL as the first stdout line, e.g.
-//     http://127.0.0.1:43211/mcp, http://127.0.0.1:43211/sse, ws://127.0.0.1:43211/ws;
-//   - --transport tcp: newline-delimited JSON-RPC over TCP, printing tcp://127.0.0.1:43211.
-//
-// Network transports serve until ctx ends. A simulated crash (--crash-rate) ends the command
-// with [ExitCrashed] at once. Diagnostics go to stderr. A non-loopback --addr is refused unless
-// --allow-remote is given.
-func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// cmdFlags are [RunCommand]'s flags: the [Options] fields and the command's own.
+type cmdFlags struct {
+	o                            Options
+	transport, addr, era         *string
+	allowRemote, verbose, sloppy *bool
+}
+
+// newFlagSet defines [RunCommand]'s flags on a new flag set that reports nothing itself.
+func newFlagSet() (*flag.FlagSet, *cmdFlags) {
+	c := &cmdFlags{}
+	o := &c.o
 	fs := flag.NewFlagSet("testserver", flag.ContinueOnError)
 	// A mistake gets one line and a pointer to -h: the full flag list after it would push the
 	// error out of the few stderr lines a client quotes when the server exits.
 	fs.SetOutput(io.Discard)
-	var (
-		o           Options
-		transport   = fs.String("transport", "stdio", "transport: stdio, http, sse, ws or tcp")
-		addr        = fs.String("addr", "127.0.0.1:0", "listen address for network transports")
-		era         = fs.String("era", "", "protocol era: legacy, stateless or both (default both, but legacy with --tasks)")
-		allowRemote = fs.Bool("allow-remote", false, "allow a non-loopback --addr")
-		verbose     = fs.Bool("verbose", false, "log debug diagnostics to stderr")
-	)
+	c.transport = fs.String("transport", "stdio", "transport: stdio, http, sse, ws or tcp")
+	c.addr = fs.String("addr", "127.0.0.1:0", "listen address for network transports")
+	c.era = fs.String("era", "", "protocol era: legacy, stateless or both (default both, but legacy with --tasks)")
+	c.allowRemote = fs.Bool("allow-remote", false, "allow a non-loopback --addr")
+	c.verbose = fs.Bool("verbose", false, "log debug diagnostics to stderr")
 	fs.BoolVar(&o.HangFirstCall, "hang-first-call", false, "never answer the first tools/call (lazy-init deadlock)")
 	fs.BoolVar(&o.HangWhenConcurrent, "hang-when-concurrent", false, "deadlock once two tools/calls overlap")
 	fs.Float64Var(&o.CrashRate, "crash-rate", 0, "fraction of tools/calls on which the server crashes (exit 1)")
@@ -86,7 +82,7 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.BoolVar(&o.CrashOnInvalidUTF8, "crash-on-invalid-utf8", false, "fuzz target: panic on a frame that is not UTF-8")
 	fs.BoolVar(&o.ShapedSessionIDs, "shaped-session-ids", false, "Streamable HTTP: serve an unknown session id that has the shape of the server's own (32 hex digits) in a live session (a forged id is accepted)")
 	fs.BoolVar(&o.IgnoreCancel, "ignore-cancel", false, "ignore notifications/cancelled: cancelled calls are still answered")
-	sloppy := fs.Bool("sloppy", false, "all of --sloppy-http, --sloppy-jsonrpc, --sloppy-stdio and --ignore-cancel")
+	c.sloppy = fs.Bool("sloppy", false, "all of --sloppy-http, --sloppy-jsonrpc, --sloppy-stdio and --ignore-cancel")
 	fs.BoolVar(&o.NoEventStore, "no-event-store", false, "send SSE answers without event ids (no resumption): with --drop-sse-after, answers are lost")
 	fs.IntVar(&o.DropSSEAfter, "drop-sse-after", 0, "cut every legacy Streamable HTTP SSE answer to a tools/call after N events, before its response, so the client must resume with Last-Event-ID")
 	fs.IntVar(&o.CrashOnDepth, "crash-on-depth", 0, "fuzz target: panic on a frame nested deeper than N arrays/objects")
@@ -94,6 +90,31 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.StringVar(&o.MalformedMethod, "malformed-method", "", "fuzz target: answer every request of `METHOD` with truncated JSON")
 	fs.BoolVar(&o.SilentUnknownMethods, "silent-unknown-methods", false, "fuzz target: never answer requests for unknown methods")
 	fs.BoolVar(&o.AcceptInvalid, "accept-invalid", false, "fuzz target: tools take missing or wrong-typed arguments as zero values")
+	return fs, c
+}
+
+// CommandFlags returns the flags [RunCommand] takes, for a help renderer (mcpspec lists them in
+// its own help layout). Parsing it changes nothing.
+func CommandFlags() *flag.FlagSet {
+	fs, _ := newFlagSet()
+	return fs
+}
+
+// RunCommand is the `mcpspec testserver` verb. It parses args (flags only, no globals), then:
+//
+//   - --transport stdio (default): serves stdin/stdout and returns when stdin closes;
+//   - --transport http|sse|ws: listens on --addr (every HTTP endpoint is served; the transport
+//     only picks which URL is printed) and prints that URL as the first stdout line, e.g.
+//     http://127.0.0.1:43211/mcp, http://127.0.0.1:43211/sse, ws://127.0.0.1:43211/ws;
+//   - --transport tcp: newline-delimited JSON-RPC over TCP, printing tcp://127.0.0.1:43211.
+//
+// Network transports serve until ctx ends. A simulated crash (--crash-rate) ends the command
+// with [ExitCrashed] at once. Diagnostics go to stderr. A non-loopback --addr is refused unless
+// --allow-remote is given.
+func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, c := newFlagSet()
+	transport, addr, era, allowRemote, verbose, sloppy := c.transport, c.addr, c.era, c.allowRemote, c.verbose, c.sloppy
+	o := &c.o
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -145,7 +166,7 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 	switch *transport {
 	case "stdio":
-		err := ServeStdio(ctx, stdin, stdout, &o)
+		err := ServeStdio(ctx, stdin, stdout, o)
 		return exitCode(stderr, err)
 	case "http", "sse", "ws", "tcp":
 	default:
@@ -156,7 +177,7 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stderr, "testserver: %v\n", err)
 		return ExitConfig
 	}
-	return serveNetwork(ctx, *transport, *addr, &o, stdout, stderr)
+	return serveNetwork(ctx, *transport, *addr, o, stdout, stderr)
 }
 
 // serveNetwork runs a network transport until ctx ends or a crash.

@@ -27,6 +27,9 @@ type ActiveOptions struct {
 	Timeout time.Duration
 	// Sandbox, when the server was spawned in one, enables the canary probes.
 	Sandbox *Sandbox
+	// Progress, when set, is told about each call before it is made ("call 3/40: read_file
+	// (path traversal …)"); nil is silent.
+	Progress func(step string)
 }
 
 func (o *ActiveOptions) orDefault() ActiveOptions {
@@ -347,9 +350,12 @@ func Active(ctx context.Context, c Caller, m *Metadata, opts *ActiveOptions) ([]
 		seen[k] = true
 		out = append(out, f)
 	}
-	for _, p := range plan.Probes {
+	for i, p := range plan.Probes {
 		if err := ctx.Err(); err != nil {
 			return out, plan, err
+		}
+		if o.Progress != nil {
+			o.Progress(fmt.Sprintf("call %d/%d: %s (%s)", i+1, len(plan.Probes), p.Tool, clip(p.What, 80)))
 		}
 		subj := Subject{Server: m.Name, Kind: KindTool, Name: p.Tool}
 		res, err := c.CallTool(ctx, p.Tool, p.Args, &session.CallOptions{Timeout: o.Timeout})

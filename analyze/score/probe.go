@@ -74,7 +74,7 @@ func Probe(ctx context.Context, s *session.Session, inv *inventory.Inventory) *P
 	t0 = time.Now()
 	res, err := s.CallTool(ctx, UnknownToolName, map[string]any{}, nil)
 	p.UnknownTool = outcome(res, err, time.Since(t0))
-	if name := invalidArgumentsTarget(inv); name != "" {
+	if name := InvalidArgumentsTarget(inv); name != "" {
 		t0 = time.Now()
 		res, err := s.CallTool(ctx, name, map[string]any{}, nil)
 		o := outcome(res, err, time.Since(t0))
@@ -83,9 +83,9 @@ func Probe(ctx context.Context, s *session.Session, inv *inventory.Inventory) *P
 	return p
 }
 
-// invalidArgumentsTarget picks, by name, the first tool annotated readOnlyHint true with at
-// least one required parameter.
-func invalidArgumentsTarget(inv *inventory.Inventory) string {
+// InvalidArgumentsTarget is the tool [Probe] calls without its arguments: by name, the first
+// tool annotated readOnlyHint true with at least one required parameter ("" when none is).
+func InvalidArgumentsTarget(inv *inventory.Inventory) string {
 	var names []string
 	for _, t := range inv.Tools {
 		var a struct {

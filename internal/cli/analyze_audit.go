@@ -49,6 +49,7 @@ func (a *app) auditCommand() *cli.Command {
 		&cli.BoolFlag{Name: "dry-run", Usage: "active mode: print the plan (tools, calls, payload kinds) and call nothing"},
 		&cli.IntFlag{Name: "max-calls", Value: 200, Usage: "active mode: at most `N` tools/call requests in all"},
 		&cli.IntFlag{Name: "max-calls-per-tool", Value: 32, Usage: "active mode: at most `N` calls per tool"},
+		quietFlag(),
 	)
 	return &cli.Command{
 		Name:  "audit",
@@ -96,6 +97,7 @@ type auditRun struct {
 	skip         []string
 	category     string
 	active       activeFlags
+	quiet        bool // --quiet: no progress on stderr (active mode says what it calls)
 }
 
 func (a *app) readAuditRun(cmd *cli.Command) (*auditRun, error) {
@@ -103,7 +105,7 @@ func (a *app) readAuditRun(cmd *cli.Command) (*auditRun, error) {
 		f: a.serverFlags(cmd), format: strings.ToLower(cmd.String("format")), output: cmd.String("output"),
 		explain: cmd.Bool("explain"), metadata: cmd.StringSlice("metadata"), saveMeta: cmd.String("save-metadata"),
 		lockPath: cmd.String("lockfile"), updateLock: cmd.Bool("update-lock"), suppressions: cmd.String("suppressions"),
-		skip: cmd.StringSlice("skip"), category: cmd.String("category"),
+		skip: cmd.StringSlice("skip"), category: cmd.String("category"), quiet: cmd.Bool("quiet"),
 		active: activeFlags{acknowledged: cmd.Bool("acknowledge-risk"), allow: cmd.StringSlice("allow-tools"), allowWrite: cmd.Bool("allow-write"),
 			dryRun: cmd.Bool("dry-run"), maxCalls: int(cmd.Int("max-calls")), maxPerTool: int(cmd.Int("max-calls-per-tool"))},
 	}

@@ -148,6 +148,12 @@ func (a *app) auditActive(ctx context.Context, r *auditRun) (meta *audit.Metadat
 		return nil, nil, false, err
 	}
 	defer func() { t.finish(err != nil) }()
+	var prog *phases
+	if !r.active.dryRun {
+		prog = a.newPhases("audit", r.quiet)
+	}
+	defer prog.done()
+	prog.step("connecting and listing the tools, prompts and resources")
 	s, err := t.open(ctx)
 	if err != nil {
 		return nil, nil, false, err
@@ -158,7 +164,7 @@ func (a *app) auditActive(ctx context.Context, r *auditRun) (meta *audit.Metadat
 		return nil, nil, false, t.requestError(err, "list")
 	}
 	opts := &audit.ActiveOptions{Allow: r.active.allow, AllowWrite: r.active.allowWrite, MaxCalls: r.active.maxCalls,
-		MaxPerTool: r.active.maxPerTool, Timeout: r.f.Timeout, Sandbox: sb}
+		MaxPerTool: r.active.maxPerTool, Timeout: r.f.Timeout, Sandbox: sb, Progress: prog.detector()}
 	if r.active.dryRun {
 		plan, err := audit.PlanActive(meta, opts)
 		if err != nil {
@@ -167,6 +173,7 @@ func (a *app) auditActive(ctx context.Context, r *auditRun) (meta *audit.Metadat
 		return meta, nil, true, printPlan(a.io.Stdout, plan, sb)
 	}
 	found, _, err = audit.Active(ctx, s, meta, opts)
+	prog.done()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return nil, nil, false, &Error{Code: ExitRuntime, Msg: "active audit failed", Err: err}
 	}

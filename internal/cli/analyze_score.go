@@ -37,6 +37,7 @@ func (a *app) scoreCommand() *cli.Command {
 			&cli.StringFlag{Name: "badge", Usage: "write an SVG badge (\"87 · " + score.RubricVersion + "\") to `FILE`"},
 			&cli.IntFlag{Name: "min-score", Usage: "exit 1 when the score is below `N` (0–100)"},
 			&cli.StringFlag{Name: "golden", Usage: "a retrieval golden set `FILE`: adds Recall@5, MRR and nDCG@10 of mcpspec's BM25 to discoverability"},
+			quietFlag(),
 		),
 		Action: documentVerb(a, a.scoreRun),
 	}
@@ -89,6 +90,9 @@ func (a *app) scoreRun(ctx context.Context, cmd *cli.Command, f serverFlags, out
 	if err != nil {
 		return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
 	}
+	prog := a.newPhases("score", cmd.Bool("quiet"))
+	defer prog.done()
+	prog.step("connecting and listing the tools, prompts and resources")
 	return a.withSession(ctx, f, "score", func(ctx context.Context, t *target, s *session.Session) error {
 		out.sessionJSON = newSessionJSON(t, s)
 		t0 := time.Now()
@@ -101,18 +105,26 @@ func (a *app) scoreRun(ctx context.Context, cmd *cli.Command, f serverFlags, out
 		if in.Tokens, err = tokens.Measure(counter, inv.Tools); err != nil {
 			return &Error{Code: ExitRuntime, Msg: err.Error(), Hint: "a tools/list entry is not a JSON object", Err: err}
 		}
+		probes := "ping, a bad cursor, an unknown tool"
+		if name := score.InvalidArgumentsTarget(inv); name != "" {
+			probes += ", " + name + " without its arguments"
+		}
+		prog.step("probing the protocol: %s", probes)
 		in.Probes = score.Probe(ctx, s, inv)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		prog.step("auditing the metadata")
 		if in.Security, err = a.scoreSecurity(ctx, s, inv); err != nil {
 			return err
 		}
 		if golden != nil {
+			prog.step("retrieval: %d golden queries against BM25 over the tools", len(golden.Queries))
 			if in.Retrieval, err = retrieval.Evaluate(ctx, golden, retrieval.NewBM25(inv.Tools).Search, "bm25", nil); err != nil {
 				return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
 			}
 		}
+		prog.done()
 		r := score.Rate(in)
 		out.Result, out.Probes = r, in.Probes
 		out.Latency = scoreLatencies(listed, in.Probes)

@@ -99,11 +99,15 @@ func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target
 			h.session(&sopts)
 		}
 	}
+	terms := serverconn.CLITerms()
+	if f.noHangFlag {
+		terms.HangThreshold = "" // a hint names only flags the verb has
+	}
 	t.connOpts = serverconn.Options{
 		Info:    info,
 		Dial:    dial,
 		Session: sopts,
-		Terms:   serverconn.CLITerms(),
+		Terms:   terms,
 	}
 	t.op = serverconn.New(t.connOpts)
 	return t, nil

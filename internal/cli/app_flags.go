@@ -37,13 +37,17 @@ type serverFlags struct {
 	// MaxMessageSize is --max-message-size as given; validate parses it into maxMessage.
 	MaxMessageSize string
 	maxMessage     int
+	// noHangFlag is set when the verb shows no --hang-threshold (the detectors have their own
+	// hang detector): a timeout's hint must not suggest it.
+	noHangFlag bool
 }
 
 // serverFlagDefs returns the flags of a server-facing verb. --server is checked by the verb, not
 // by the parser, so that --explain works without it.
 func serverFlagDefs() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to test, a `SPEC`: a command line, testserver (the built-in one), or an http(s)://, ws(s)://, tcp:// address"},
+		// One server: a second --server is refused, never silently dropped (load takes several).
+		&cli.StringFlag{Name: "server", Aliases: []string{"s"}, OnlyOnce: true, Usage: "the server to test, a `SPEC`: a command line, testserver (the built-in one), or an http(s)://, ws(s)://, tcp:// address"},
 		&cli.StringFlag{Name: "transport", Usage: "force a transport: stdio, http, sse, ws or tcp (default: from the SPEC)"},
 		&durationFlag{Name: "timeout", Value: defaultTimeout, Usage: "deadline of each request"},
 		&durationFlag{Name: "connect-timeout", Value: defaultConnectTimeout, Usage: "deadline for starting or connecting to the server and the handshake"},
@@ -93,7 +97,19 @@ func readServerFlags(cmd *cli.Command) serverFlags {
 		HangThreshold:   cmd.Duration("hang-threshold"),
 		StderrPath:      cmd.String("stderr"),
 		MaxMessageSize:  cmd.String("max-message-size"),
+		noHangFlag:      !showsFlag(cmd, "hang-threshold"),
 	}
+}
+
+// showsFlag reports whether cmd has a flag called name that its help shows.
+func showsFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			vf, ok := f.(cli.VisibleFlag)
+			return !ok || vf.IsVisible()
+		}
+	}
+	return false
 }
 
 // validate checks what the parser cannot; every problem is a config error with a hint.

@@ -17,6 +17,9 @@ var (
 	badValueRE     = regexp.MustCompile(`^invalid value "((?:[^"\\]|\\.)*)" for flag -+([^:]+): `)
 )
 
+// errDuplicateFlag ends the flag library's error for a second value of a flag marked OnlyOnce.
+const errDuplicateFlag = "can't duplicate this flag"
+
 // usageError is a command-line mistake: exit 3 with what was wrong in the user's terms (the
 // flag as typed, a close flag name when there is one) and a pointer to the verb's help.
 func usageError(cmd *cli.Command, err error) error {
@@ -36,6 +39,18 @@ func usageError(cmd *cli.Command, err error) error {
 			if ex := flagExample(f); ex != "" {
 				e.Hint = fmt.Sprintf("e.g. %s %s (%s)", flagText(name), ex, e.Hint)
 			}
+		}
+	case badValueRE.MatchString(msg) && strings.HasSuffix(msg, errDuplicateFlag):
+		name := badValueRE.FindStringSubmatch(msg)[2]
+		if f := findFlag(cmd, name); f != nil {
+			name = f.Names()[0]
+		}
+		e.Msg = fmt.Sprintf("%s given more than once", flagText(name))
+		if name == "server" {
+			e.Msg += fmt.Sprintf(": '%s' talks to one server", cmd.FullName())
+			e.Hint = "keep one --server and run the command once per server; to put servers side by side under the same workload: mcpspec load --server A --server B"
+		} else {
+			e.Hint = fmt.Sprintf("give %s once (%s)", flagText(name), e.Hint)
 		}
 	case badValueRE.MatchString(msg):
 		m := badValueRE.FindStringSubmatch(msg)

@@ -224,3 +224,25 @@ func verdictError(found bool, what, diagnosis string, incomplete bool, inconclus
 func resolveInfo(f serverFlags) (spec.Info, error) {
 	return spec.Resolve(f.Server, &spec.Options{Transport: spec.Transport(f.Transport)})
 }
+
+// hangAfterAlias is the hidden --hang-threshold of the verbs whose own hang detector is
+// --hang-after (deadlock, fuzz): the session verbs' name for the same idea, accepted with a
+// warning so that one name shows per verb.
+func hangAfterAlias() cli.Flag {
+	return &durationFlag{Name: "hang-threshold", Hidden: true, Usage: "deprecated here: use --hang-after `D`"}
+}
+
+// hangAfter reads --hang-after, or its alias --hang-threshold (with a warning); giving both is a
+// config error. The session's own hang detector stays off: f.HangThreshold is cleared.
+func (a *app) hangAfter(cmd *cli.Command, f *serverFlags) (time.Duration, error) {
+	f.HangThreshold = 0
+	if !cmd.IsSet("hang-threshold") {
+		return cmd.Duration("hang-after"), nil
+	}
+	if cmd.IsSet("hang-after") {
+		return 0, &Error{Code: ExitConfig, Msg: "--hang-threshold and --hang-after are the same flag here; give one",
+			Hint: fmt.Sprintf("e.g. mcpspec %s --hang-after %s", cmd.Name, cmd.Duration("hang-after"))}
+	}
+	fmt.Fprintf(a.io.Stderr, "warning: --hang-threshold is now --hang-after on %s; --hang-threshold will be removed here\n", cmd.Name)
+	return cmd.Duration("hang-threshold"), nil
+}

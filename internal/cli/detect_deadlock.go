@@ -30,6 +30,7 @@ func (a *app) deadlockCommand() *cli.Command {
 			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Usage: "--tool's arguments: a JSON object, @FILE or - (default: made up from its inputSchema)"},
 			&cli.IntFlag{Name: "concurrency", Value: deadlock.DefaultConcurrency, Usage: "release `N` calls together"},
 			&durationFlag{Name: "hang-after", Value: deadlock.DefaultHangAfter, Usage: "a call unanswered after `D` is hung"},
+			hangAfterAlias(),
 			&durationFlag{Name: "grace", Value: deadlock.DefaultGrace, Usage: "a hung call answered within `D` more is slow, else deadlocked"},
 			&cli.BoolFlag{Name: "include-destructive", Usage: "also probe tools annotated destructiveHint"},
 			&cli.BoolFlag{Name: "include-open-world", Usage: "also probe tools annotated openWorldHint (they reach outside the server)"},
@@ -44,10 +45,14 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q (name the tool with --tool)", cmd.Args().First()))
 	}
 	f := readServerFlags(cmd)
+	hang, err := a.hangAfter(cmd, &f)
+	if err != nil {
+		return err
+	}
 	o := &deadlock.Options{
 		Tool:        cmd.String("tool"),
 		Concurrency: int(cmd.Int("concurrency")),
-		HangAfter:   cmd.Duration("hang-after"),
+		HangAfter:   hang,
 		Grace:       cmd.Duration("grace"),
 		Select: detect.Selection{IncludeDestructive: cmd.Bool("include-destructive"), IncludeOpenWorld: cmd.Bool("include-open-world"),
 			Skip: cmd.StringSlice("skip-tool")},
@@ -58,7 +63,10 @@ func (a *app) deadlock(ctx context.Context, cmd *cli.Command) error {
 	if err := atLeast(cmd, "concurrency", 1, deadlock.MaxConcurrency); err != nil {
 		return err
 	}
-	if err := positiveDuration(cmd, "hang-after", "grace", "max-time"); err != nil {
+	if hang <= 0 {
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--hang-after must be positive, got %s", hang), Hint: "leave it out for the default"}
+	}
+	if err := positiveDuration(cmd, "grace", "max-time"); err != nil {
 		return err
 	}
 	args, err := detectorArgs(ctx, "args", cmd.String("args"), a.io.Stdin)

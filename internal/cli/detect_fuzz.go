@@ -36,7 +36,14 @@ const (
 )
 
 func (a *app) fuzzCommand() *cli.Command {
-	flags := append(serverFlagDefs(),
+	var flags []cli.Flag
+	for _, f := range serverFlagDefs() {
+		// fuzz's own hang detector is --hang-after; --hang-threshold is its hidden alias.
+		if f.Names()[0] != "hang-threshold" {
+			flags = append(flags, f)
+		}
+	}
+	flags = append(flags,
 		&cli.IntFlag{Name: "iterations", Aliases: []string{"n"}, Value: defaultFuzzIterations, Usage: "run at most `N` cases"},
 		&cli.Int64Flag{Name: "seed", DefaultText: "random, printed", Usage: "seed the case generator with `S`: the same seed against the same server gives the same cases"},
 		&cli.DurationFlag{Name: "time", Value: defaultFuzzTime, Usage: "stop after `D`, minimisation included (0: no time bound)"},
@@ -47,7 +54,8 @@ func (a *app) fuzzCommand() *cli.Command {
 		&cli.StringSliceFlag{Name: "skip-tool", Usage: "never call tools matching `GLOB` (repeatable)"},
 		&cli.BoolFlag{Name: "include-destructive", Usage: "also call tools annotated destructiveHint: true"},
 		&cli.BoolFlag{Name: "include-open-world", Usage: "also call tools annotated openWorldHint: true (they reach outside the server)"},
-		&cli.DurationFlag{Name: "hang-after", Value: fuzz.DefaultHangAfter, Usage: "a request unanswered after `D` is a hang"},
+		&durationFlag{Name: "hang-after", Value: fuzz.DefaultHangAfter, Usage: "a request unanswered after `D` is a hang"},
+		hangAfterAlias(),
 		&cli.IntFlag{Name: "minimize-runs", Value: fuzz.DefaultMinimizeRuns, Usage: "reproductions tried to minimise each finding (`N`, 0: no minimisation)"},
 		&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "report findings as `NAME[=PATH]`: console, json, junit, tap, html, markdown (repeatable)"},
 		quietFlag(),
@@ -98,10 +106,14 @@ func (a *app) readFuzzRun(cmd *cli.Command) (*fuzzRun, error) {
 	if err != nil {
 		return nil, &Error{Code: ExitConfig, Msg: "bad --family: " + err.Error(), Hint: "use one of: " + strings.Join(familyNames(), ", ")}
 	}
+	hang, err := a.hangAfter(cmd, &r.f)
+	if err != nil {
+		return nil, err
+	}
 	r.opts = fuzz.Options{
 		Iterations: int(cmd.Int("iterations")), Seed: cmd.Int64("seed"), Time: cmd.Duration("time"), Families: fams,
 		Strict: cmd.Bool("strict"), IncludeDestructive: cmd.Bool("include-destructive"), IncludeOpenWorld: cmd.Bool("include-open-world"),
-		Tools: cmd.StringSlice("tool"), SkipTools: cmd.StringSlice("skip-tool"), HangAfter: cmd.Duration("hang-after"),
+		Tools: cmd.StringSlice("tool"), SkipTools: cmd.StringSlice("skip-tool"), HangAfter: hang,
 		MinimizeRuns: int(cmd.Int("minimize-runs")),
 	}
 	switch {

@@ -55,10 +55,9 @@ func loadFlagDefs() []cli.Flag {
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "live progress on stderr: auto (a live display on a terminal, a line every few seconds otherwise), tty, plain or off"},
 		quietFlag(),
 		&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "also report as `NAME=PATH`: junit, tap, json, markdown (each threshold a test case; repeatable)"},
-		&cli.StringFlag{Name: "environment", Usage: "with a collection: select its environment `NAME`"},
 		&cli.StringSliceFlag{Name: "var", Usage: "with a collection: set variable `K=V` (repeatable)"},
 		&cli.StringFlag{Name: "env-file", Usage: "with a collection: read variables from `PATH`"},
-	}, resourceFlagDefs()...)
+	}, append(loadEnvFlags(), resourceFlagDefs()...)...)
 }
 
 func (a *app) loadCommand() *cli.Command {
@@ -67,7 +66,7 @@ func (a *app) loadCommand() *cli.Command {
 		Usage: "load-test a server: open or closed model, exact percentiles, a run directory with reports",
 		UsageText: "mcpspec load --server SPEC [--scenario KIND] [--rate R/s | --concurrency N] [--duration D] [--iterations N]\n" +
 			"    [--tool T --args JSON]… | --collection FILE] [--threshold p99<=500ms]… [--out runs] [--json]\n" +
-			"mcpspec load COLLECTION.yaml    (runs the collection's load: block)\n\n" +
+			"mcpspec load COLLECTION.yaml [--env NAME] [--var K=V]…    (runs the collection's load: block)\n\n" +
 			"The run directory (runs/<id>/) holds config.json, server.stderr.log, trace.jsonl, metrics.json,\n" +
 			"summary.json, report.md and report.html. --json prints metrics.json on stdout.\n\n" +
 			"Default gates: without any threshold, a run fails (exit 1) when the server crashed (crash), a request\n" +
@@ -86,13 +85,17 @@ func (a *app) loadCommand() *cli.Command {
 }
 
 // loadServerFlags are the server flags with --server repeatable: several servers get the same
-// workload, one after the other, side by side.
+// workload, one after the other, side by side. --env is load's own (see [loadEnvFlags]).
 func loadServerFlags() []cli.Flag {
-	fl := serverFlagDefs()
-	for i, f := range fl {
-		if f.Names()[0] == "server" {
-			fl[i] = &cli.StringSliceFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to load, a `SPEC` (repeatable: the same workload against each, side by side)"}
+	var fl []cli.Flag
+	for _, f := range serverFlagDefs() {
+		switch f.Names()[0] {
+		case "server":
+			f = &cli.StringSliceFlag{Name: "server", Aliases: []string{"s"}, Usage: "the server to load, a `SPEC` (repeatable: the same workload against each, side by side)"}
+		case "env":
+			continue
 		}
+		fl = append(fl, f)
 	}
 	return fl
 }

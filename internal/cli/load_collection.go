@@ -30,7 +30,11 @@ func (a *app) loadLoadCollection(ctx context.Context, cmd *cli.Command, path str
 	if err != nil {
 		return nil, err
 	}
-	lo := &collection.LoadOptions{LookupEnv: os.LookupEnv, Vars: vars, EnvFile: envFile, Environment: cmd.String("environment"), Masker: a.masker}
+	env, err := loadEnvironment(cmd)
+	if err != nil {
+		return nil, err
+	}
+	lo := &collection.LoadOptions{LookupEnv: os.LookupEnv, Vars: vars, EnvFile: envFile, Environment: env, Masker: a.masker}
 	cols, err := loadCollections([]string{path}, lo, "load")
 	if err != nil {
 		return nil, err

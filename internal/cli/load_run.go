@@ -33,6 +33,13 @@ func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 	// the command line, metrics.json with the spec, the reports, the trace, the server's
 	// stderr) masks them.
 	f := a.serverFlags(cmd)
+	if vars := loadEnvOf(cmd).Vars; len(vars) > 0 {
+		for _, e := range vars {
+			k, v, _ := strings.Cut(e, "=")
+			a.masker.AddNamed(k, v)
+		}
+		f.Env, f.oldEnv = append(f.Env, vars...), true
+	}
 	servers := cmd.StringSlice("server")
 	if len(servers) > 0 {
 		f.Server = servers[0]
@@ -63,6 +70,9 @@ func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 		colPath = args[0]
 	case len(args) > 0:
 		return usageError(cmd, fmt.Errorf("unexpected arguments %q (a collection goes as the only argument or with --collection)", strings.Join(args, " ")))
+	}
+	if err := a.checkLoadEnv(cmd, colPath); err != nil {
+		return err
 	}
 	if len(servers) > 1 {
 		for _, fl := range []string{"server-pid", "cgroup", "metrics-url"} {
