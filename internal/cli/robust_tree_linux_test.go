@@ -45,7 +45,9 @@ func TestNoDescendantOutlivesMcpspec(t *testing.T) {
 			dir := t.TempDir()
 			pidFile, in := filepath.Join(dir, "bare.pid"), filepath.Join(dir, "in.log")
 			server := fmt.Sprintf(escapingServer, pidFile, in, tt.flags)
-			args := append([]string{"call", "--server", server, "--connect-timeout", "30s", "echo", "--args", `{"text":"x"}`}, tt.args...)
+			// A call that lasts 1.5s (when it is answered at all), so the tree is there to be seen
+			// before mcpspec ends: an echo could be answered and the tree stopped before the check.
+			args := append([]string{"call", "--server", server, "--connect-timeout", "30s", "slow", "--args", `{"milliseconds":1500}`}, tt.args...)
 			p := startMcpspec(t, dir, args...)
 			var bare int
 			poll.Until(t, 15*time.Second, "the grandchildren to start and the call to reach the server", func() bool {
