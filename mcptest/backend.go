@@ -104,6 +104,8 @@ type Backend struct {
 	workers chan struct{}
 	// stallClock starts at the first tools/call (Options.Stall).
 	stallClock clock
+	// startClock starts at the first initialize or server/discover (Options.SlowInitialize).
+	startClock clock
 }
 
 // NewBackend returns a Backend configured by opts (nil means defaults). It panics on invalid
