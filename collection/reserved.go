@@ -36,7 +36,15 @@ type LoadSpec struct {
 	Sessions int
 	// Resources says how the server's resources are sampled and its leak judged.
 	Resources *ResourcesSpec
-	Pos       Pos
+	// NoGate turns default gates off, like `mcpspec load --no-gate`: crash, hang, malformed,
+	// assertions, leak, or all ([LoadGates]). The flag, when given, adds to these.
+	NoGate []string
+	Pos    Pos
+}
+
+// LoadGates returns the names `load.noGate` accepts: the load run's default gates, and all.
+func LoadGates() []string {
+	return []string{"crash", "hang", "malformed", "assertions", "leak", "all"}
 }
 
 // ResourcesSpec is `load.resources`: what to sample of a server mcpspec does not start (at

@@ -20,7 +20,7 @@ var scenarios = []string{"sustained", "spike", "ramp", "soak", "coldStart", "pat
 // decodeLoad reads the reserved `load:` block.
 func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
 	fs, ok := d.fields(n, "load", []string{"scenario", "duration", "concurrent", "rate", "warmup", "iterations",
-		"ramp", "spike", "soak", "mix", "toolCalls", "patterns", "thresholds", "maxInFlight", "sessions", "resources"})
+		"ramp", "spike", "soak", "mix", "toolCalls", "patterns", "thresholds", "maxInFlight", "sessions", "resources", "noGate"})
 	if !ok {
 		return nil
 	}
@@ -119,7 +119,26 @@ func (d *decoder) decodeLoad(n *yaml.Node) *LoadSpec {
 	if f, ok := fs["resources"]; ok {
 		l.Resources = d.decodeResources(f.val)
 	}
+	if f, ok := fs["noGate"]; ok {
+		l.NoGate = d.decodeNoGate(f.val)
+	}
 	return l
+}
+
+// decodeNoGate reads `load.noGate: [crash, leak]`: default gates turned off, each checked
+// against [LoadGates] where it stands.
+func (d *decoder) decodeNoGate(n *yaml.Node) []string {
+	names, ok := d.strList(n, "load.noGate")
+	if !ok {
+		return nil
+	}
+	gates := LoadGates()
+	for i, name := range names {
+		if !has(gates, name) {
+			d.errf(n.Content[i], suggest(name, gates), "load.noGate: unknown gate %q (want crash, hang, malformed, assertions, leak or all)", name)
+		}
+	}
+	return names
 }
 
 // decodeResources reads `load.resources: {serverPid | cgroup | metricsUrl, sampleInterval,

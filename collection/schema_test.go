@@ -50,6 +50,8 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"server: testserver\nclient: {roots: [file:///a, {uri: file:///b, name: b}], sampling: sunny, elicitation: decline}\ntests: [{id: a, call: x}]",
 		"server: testserver\ntests: [{id: a, call: x}]\nload: {resources: {metricsUrl: 'http://127.0.0.1:9100/metrics', sampleInterval: 250ms, leakMinCalls: 0}}",
 		"server: testserver\ntests: [{id: a, call: x}]\nload: {resources: {serverPid: 4242}}",
+		"server: testserver\ntests: [{id: a, call: x}]\nload: {noGate: [crash, leak]}",
+		"server: testserver\ntests: [{id: a, call: x}]\nload: {noGate: [all]}",
 		"server: testserver\ntests: [{id: a, call: x, client: {sampling: [{when: {contains: weather}, reply: sunny}, {reply: {content: {type: text, text: hi}}}], elicitation: {when: [{exists: $.message}], error: {code: -1, message: no}}}}]",
 		"server: testserver\ntests: [{id: a, call: x, notifications: [{method: notifications/progress, count: {min: 3}, increasing: $.progress, expect: [{exists: $.total}], wait: 1s}, {order: [notifications/message, notifications/progress]}], requests: [{method: sampling/createMessage, count: 1, where: {contains: weather}}]}]",
 	}
@@ -92,6 +94,8 @@ func TestSchemaAndModelAgree(t *testing.T) {
 		"server: testserver\ntests: [{name: a, call: b}]\nload: {resources: {pid: 1}}",                                 // unknown key
 		"server: testserver\ntests: [{name: a, call: b}]\nload: {resources: {leakMinCalls: -1}}",                       // negative
 		"server: testserver\ntests: [{name: a, call: b}]\nload: {resources: {serverPid: 0}}",                           // not a pid
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {noGate: [crash, leek]}",                               // unknown gate
+		"server: testserver\ntests: [{name: a, call: b}]\nload: {noGate: crash}",                                       // not a list
 	}
 	for _, doc := range valid {
 		if errs := schemaErrors(t, l, doc); len(errs) > 0 {

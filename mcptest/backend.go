@@ -106,6 +106,8 @@ type Backend struct {
 	stallClock clock
 	// notes is the store of the notes tools (Options.Notes).
 	notes notes
+	// startClock starts at the first initialize or server/discover (Options.SlowInitialize).
+	startClock clock
 }
 
 // NewBackend returns a Backend configured by opts (nil means defaults). It panics on invalid

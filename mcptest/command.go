@@ -52,7 +52,7 @@ func newFlagSet() (*flag.FlagSet, *cmdFlags) {
 	fs.DurationVar(&o.Stall.After, "stall-after", 0, "with --stall-for: stall this long after the first tools/call")
 	fs.DurationVar(&o.Stall.For, "stall-for", 0, "stop answering tools/call for D (calls wait until the stall ends)")
 	fs.DurationVar(&o.Stall.Every, "stall-every", 0, "with --stall-for: stall again every D (default: once)")
-	fs.DurationVar(&o.SlowInitialize, "slow-initialize", 0, "delay the answer to initialize and server/discover")
+	fs.DurationVar(&o.SlowInitialize, "slow-initialize", 0, "start slowly: answer initialize and server/discover only `D` after the first of them")
 	fs.BoolVar(&o.ErrorCycle, "error-cycle", false, "answer tools/call with errors cycling -32601, -32602, -32603, -32000")
 	fs.BoolVar(&o.Divergent, "divergent", false, "give concurrent identical tools/calls different answers")
 	fs.BoolVar(&o.Serialize, "serialize", false, "handle tools/calls one at a time (head-of-line blocking)")

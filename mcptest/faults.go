@@ -61,7 +61,8 @@ func (f *faultHandler) handle(ctx context.Context, p peer, req *request) *respon
 	switch req.Method {
 	case "initialize", "server/discover":
 		if o.SlowInitialize > 0 {
-			if !f.sleep(ctx, o.SlowInitialize) {
+			// A slow start: ready SlowInitialize after the first handshake request.
+			if wait := o.SlowInitialize - f.b.startClock.since(); wait > 0 && !f.sleep(ctx, wait) {
 				return nil
 			}
 		}

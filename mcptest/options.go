@@ -92,7 +92,9 @@ type Options struct {
 	// MalformedEvery, when positive, writes every Nth tools/call response as truncated JSON
 	// that keeps its `{"jsonrpc":"2.0","id":…,` prefix (so a client can salvage the id).
 	MalformedEvery int
-	// SlowInitialize delays the answer to initialize and server/discover.
+	// SlowInitialize is a slow start (a process importing its libraries): the answers to
+	// initialize and server/discover wait until SlowInitialize after the first of them
+	// arrived, and come at once after that.
 	SlowInitialize time.Duration
 	// ErrorCycle answers every tools/call with a JSON-RPC error whose code cycles through
 	// -32601, -32602, -32603, -32000.

@@ -496,8 +496,10 @@ tests:
 // slower to start than it (one test at a time and in parallel, where later tests wait for the
 // first session).
 func TestTestTimeoutStartsAtTheFirstRequest(t *testing.T) {
-	srv := tcpServer(t, &mcptest.Options{SlowInitialize: 400 * time.Millisecond})
-	col := parse(t, `
+	for _, parallel := range []int{1, 2} {
+		// A fresh server each time: it is slow only to start.
+		srv := tcpServer(t, &mcptest.Options{SlowInitialize: 400 * time.Millisecond})
+		col := parse(t, `
 name: Slow start
 server: {url: tcp://ADDR, timeouts: {connect: 10s}}
 defaults: {timeout: 150ms}
@@ -505,7 +507,6 @@ tests:
   - {id: a, call: echo, with: {text: a}}
   - {id: b, call: echo, with: {text: b}}
 `, nil, "ADDR", srv.Addr)
-	for _, parallel := range []int{1, 2} {
 		run, err := runCols(t, &runner.Options{Parallel: parallel}, col)
 		if err != nil {
 			t.Fatalf("parallel %d: %v", parallel, err)

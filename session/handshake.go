@@ -115,7 +115,7 @@ func (s *Session) handshake(ctx context.Context) error {
 // server answers -32601), the version an initialize then negotiates.
 func (s *Session) pinStateless(ctx context.Context, v string) error {
 	s.setStateless(v, nil)
-	res, _, e := s.discover(ctx, v, s.opts.ConnectTimeout, nil)
+	res, _, e := s.discover(ctx, v, s.opts.handshakeLimit(), nil)
 	if e == nil {
 		if len(res.SupportedVersions) > 0 && !slices.Contains(res.SupportedVersions, v) {
 			return notSpoken(v, "server/discover lists "+joinVersions(res.SupportedVersions), res.SupportedVersions)
@@ -208,7 +208,7 @@ func (s *Session) detect(ctx context.Context, ids *atomic.Int64) detection {
 	d := detection{legacy: Version20251125}
 	v := Version20260728
 	for range 2 {
-		res, at, e := s.discover(ctx, v, s.opts.ConnectTimeout, ids)
+		res, at, e := s.discover(ctx, v, s.opts.handshakeLimit(), ids)
 		d.at = at
 		if e == nil {
 			if sv := pick(res.SupportedVersions, isStateless); sv != "" {
@@ -462,7 +462,7 @@ func (s *Session) initRequest(ctx context.Context, v string, ids *atomic.Int64) 
 	params = append(params, `,"clientInfo":`...)
 	params = append(params, info...)
 	params = append(params, '}')
-	resp, e := s.do(ctx, &request{method: "initialize", params: params, plain: true, timeout: s.opts.ConnectTimeout,
+	resp, e := s.do(ctx, &request{method: "initialize", params: params, plain: true, timeout: s.opts.handshakeLimit(),
 		noHang: true, noCancel: true, noMeta: true, noRetry: true, quiet: ids != nil, ids: ids})
 	if e != nil {
 		return nil, time.Now(), e

@@ -28,6 +28,11 @@ type Options struct {
 	RequestTimeout time.Duration
 	// ConnectTimeout bounds dial + era detection + handshake (default 10s).
 	ConnectTimeout time.Duration
+	// ConnectGrace, when > 0, keeps waiting that much longer past ConnectTimeout for the
+	// handshake's answers (era detection's probe window still follows ConnectTimeout alone).
+	// A handshake that ends in the grace succeeds: the caller, who timed [Open], tells the
+	// user the server is slow to start rather than silent (serverconn fails it so).
+	ConnectGrace time.Duration
 	// HangThreshold, when > 0, turns on the hang detector: a request unanswered after it is
 	// marked hung; an answer within HangGrace more fails as Hang, none at all as Deadlock.
 	// A notifications/progress for the request is a sign of life: the threshold then counts
@@ -122,6 +127,11 @@ func (o *Options) withDefaults() Options {
 	return out
 }
 
+// handshakeLimit is how long the dial and handshake may take: ConnectTimeout and its grace.
+func (o *Options) handshakeLimit() time.Duration {
+	return o.ConnectTimeout + max(o.ConnectGrace, 0)
+}
+
 func buildVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
@@ -209,7 +219,7 @@ type negotiated struct {
 // and returns a ready session. It fails with a classified *Error.
 func Open(ctx context.Context, d transport.Dialer, opts *Options) (*Session, error) {
 	o := opts.withDefaults()
-	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	ctx, cancel := context.WithTimeout(ctx, o.handshakeLimit())
 	defer cancel()
 	s, err := dial(ctx, d, o)
 	if err != nil {

@@ -125,7 +125,22 @@ func applyLoadBlock(set func(flag string) bool, cfg *loadgen.Config, col *collec
 			*ths = append(*ths, blockThresholds(t.Tools[name], name)...)
 		}
 	}
+	if len(l.NoGate) > 0 {
+		off, err := threshold.ParseGates(l.NoGate)
+		if err != nil {
+			return configError(fmt.Sprintf("%s: load.noGate: %v", l.Pos, err), "the gates: crash, hang, malformed, assertions, leak or all")
+		}
+		// --no-gate adds to the block's: both turn gates off.
+		cfg.GatesOff = mergeGates(cfg.GatesOff, off)
+	}
 	return nil
+}
+
+// mergeGates is the sorted union of two gate lists.
+func mergeGates(a, b []threshold.Gate) []threshold.Gate {
+	out := append(append([]threshold.Gate(nil), a...), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // blockThresholds turns a load block's thresholds into the engine's, for the run or one tool.

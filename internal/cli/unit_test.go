@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/loadgen/threshold"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -183,5 +186,20 @@ func TestRunInProcess(t *testing.T) {
 		if code != tt.code || !strings.Contains(out.String(), tt.stdout) || !strings.Contains(errb.String(), tt.stderrLine) {
 			t.Errorf("Run(%q) = %d\nstdout: %s\nstderr: %s\nwant %d, stdout ⊇ %q, stderr ⊇ %q", tt.args, code, out.String(), errb.String(), tt.code, tt.stdout, tt.stderrLine)
 		}
+	}
+}
+
+// TestLoadGateNamesAgree keeps the names a collection's load.noGate accepts equal to the load
+// engine's gates (collection sits below loadgen and cannot import them).
+func TestLoadGateNamesAgree(t *testing.T) {
+	want := []string{"all"}
+	for _, g := range threshold.Gates() {
+		want = append(want, g[0])
+	}
+	got := collection.LoadGates()
+	slices.Sort(want)
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("collection.LoadGates() differs from threshold.Gates() (-want +got):\n%s", diff)
 	}
 }

@@ -147,9 +147,13 @@ func (op *Opener) within(limit time.Duration, setting string) string {
 	return limit.String()
 }
 
-// connectError describes a failed open; bad is the first malformed frame seen, if any.
-func (op *Opener) connectError(ctx context.Context, err error, limit time.Duration, byCaller bool, bad []byte, stderrPath string) *Error {
+// connectError describes a failed open; grace is how much longer than limit it waited for a
+// late answer (a slow start), bad the first malformed frame seen, if any.
+func (op *Opener) connectError(ctx context.Context, err error, limit, grace time.Duration, byCaller bool, bad []byte, stderrPath string) *Error {
 	e := op.describe(err, "the handshake", limit, op.o.Terms.ConnectLimit, stderrPath)
+	if grace > 0 && e.Category == session.Timeout {
+		e.hint = hint.Join(e.hint, fmt.Sprintf("no late answer came either: mcpspec waited %s in all, to tell a slow start from a silent server", secs(limit+grace)))
+	}
 	if ctx.Err() != nil && e.Category != session.Cancelled && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		e.Category, e.Msg, e.hint = session.Cancelled, "interrupted during the handshake", ""
 		return e

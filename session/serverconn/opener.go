@@ -178,6 +178,11 @@ func (op *Opener) open(ctx context.Context, adjust func(*session.Options)) (*Con
 			limit, byCaller = (rem + 99*time.Millisecond).Truncate(100*time.Millisecond), true
 		}
 	}
+	if !byCaller {
+		// Past the connect limit, wait a bounded while longer, to tell a slow start (the
+		// answer comes) from a server that is silent.
+		so.ConnectTimeout, so.ConnectGrace = limit, slowStartGrace(limit, so.RequestTimeout)
+	}
 	// The first malformed frame often explains a failed handshake (logging on stdout).
 	var firstBad atomic.Pointer[session.Finding]
 	findings := &Findings{}
@@ -211,13 +216,17 @@ func (op *Opener) open(ctx context.Context, adjust func(*session.Options)) (*Con
 			return session.ClientReply{}, false
 		}
 	}
+	start := time.Now()
 	s, err := session.Open(ctx, d, &so)
 	if err != nil {
 		var bad []byte
 		if f := firstBad.Load(); f != nil {
 			bad = f.Frame
 		}
-		return nil, op.connectError(ctx, err, limit, byCaller, bad, stderrPath)
+		return nil, op.connectError(ctx, err, limit, so.ConnectGrace, byCaller, bad, stderrPath)
+	}
+	if took := time.Since(start); took > limit {
+		return nil, op.slowStart(ctx, s, took, limit, stderrPath)
 	}
 	c := &Conn{Session: s, N: n, StderrPath: stderrPath, Transport: settled(op.o.Info.Transport, s.Conn()), Findings: findings, Inbox: inbox, op: op}
 	if proc, ok := s.Conn().(transport.Process); ok {

@@ -51,7 +51,7 @@ func (op *Opener) DialRaw(ctx context.Context) (*RawConn, error) {
 		case errors.Is(err, context.Canceled):
 			se.Category = session.Cancelled
 		}
-		return nil, op.connectError(ctx, se, limit, false, nil, stderrPath)
+		return nil, op.connectError(ctx, se, limit, 0, false, nil, stderrPath)
 	}
 	rc := &RawConn{Conn: conn, StderrPath: stderrPath}
 	if proc, ok := conn.(transport.Process); ok {
