@@ -33,6 +33,8 @@ type prober struct {
 	hub   *hub
 	httpc *http.Client
 	envs  []*Env
+	// rows are the selected rows.
+	rows []Row
 	// sessions numbers the sessions of every opener, for their stderr files.
 	sessions atomic.Int64
 }
@@ -289,6 +291,39 @@ type Env struct {
 	openFrames []transport.Frame
 	// discovered is the stateless era's server/discover result.
 	discovered json.RawMessage
+	// early holds, by row id, the results of rows that ran alongside an earlier row of the
+	// era (see [Env.willRun]); the row reports them when its turn comes.
+	early map[string]early
+}
+
+// early is the result of a row that ran alongside another one: its outcome, its own evidence
+// and how long it took.
+type early struct {
+	out      Outcome
+	evidence []Evidence
+	took     time.Duration
+}
+
+// willRun reports whether the row id is selected and applies in this era, so that a row may
+// do its work alongside its own.
+func (e *Env) willRun(id string) bool {
+	i := slices.IndexFunc(e.p.rows, func(r Row) bool { return r.ID == id })
+	if i < 0 {
+		return false
+	}
+	if a := e.p.rows[i].Applies; a != nil {
+		ok, _ := a(e.Target)
+		return ok
+	}
+	return true
+}
+
+// runsEarly records the result of row id, which ran alongside the current row.
+func (e *Env) runsEarly(id string, r early) {
+	if e.early == nil {
+		e.early = map[string]early{}
+	}
+	e.early[id] = r
 }
 
 func (e *Env) close() {

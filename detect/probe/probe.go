@@ -240,6 +240,7 @@ func Run(ctx context.Context, o *Options) (*Report, error) {
 	}
 	start := time.Now()
 	p := newProber(&opts)
+	p.rows = rows
 	defer p.close()
 	rep := &Report{Server: opts.Server.Info.Spec, Transport: opts.Server.Info.Transport, Strict: opts.Strict, Results: []Result{}}
 	opts.Progress.Say("connecting (each era the server speaks)")
@@ -293,6 +294,12 @@ func (p *prober) runRow(ctx context.Context, e *Env, row Row) Result {
 			res.Status, res.Message = NotApplicable, why
 			return res
 		}
+	}
+	if ea, ok := e.early[row.ID]; ok {
+		// The row ran alongside an earlier one, which waited for both at once.
+		delete(e.early, row.ID)
+		res.Status, res.Message, res.Evidence, res.Duration = ea.out.Status, ea.out.Message, ea.evidence, ea.took
+		return res
 	}
 	limit := row.Timeout
 	if limit <= 0 {
