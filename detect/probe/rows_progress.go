@@ -240,7 +240,7 @@ func progress(ctx context.Context, e *Env) Outcome {
 // progressAlone makes the progress row's call on its own.
 func progressAlone(ctx context.Context, e *Env, c SlowCall) Outcome {
 	token := probeID("progress-" + string(e.Target.Era))
-	ch, stop := e.p.hub.watch(progressOf(token))
+	ch, stop := e.hub.watch(progressOf(token))
 	defer stop()
 	a := e.call(ctx, "tools/call", e.progressParams(c, token), 0)
 	return judgeProgress(c, token, a, ch, "")
@@ -316,17 +316,17 @@ func slowPair(ctx context.Context, e *Env, c SlowCall, own bool) (Outcome, early
 	if own {
 		crec = &recorder{}
 		cid, ctok := []byte(strings.Trim(id, `"`)), []byte(strings.Trim(token, `"`))
-		release = e.p.hub.claim(func(f transport.Frame) bool {
+		release = e.hub.claim(func(f transport.Frame) bool {
 			return bytes.Contains(f.Data, cid) || bytes.Contains(f.Data, ctok)
 		}, crec)
-		note = func(format string, args ...any) { e.p.hub.noteTo(crec, dirNote, fmt.Sprintf(format, args...)) }
+		note = func(format string, args ...any) { e.hub.noteTo(crec, dirNote, fmt.Sprintf(format, args...)) }
 		note("slow call: %s %s (%s)", c.Tool, c.Args, c.Why)
 	}
 	defer func() { release() }()
 	result := func(o Outcome) early {
 		ev := []Evidence(nil)
 		if crec != nil {
-			ev = e.p.hub.items(crec)
+			ev = e.hub.items(crec)
 		}
 		return early{out: o, evidence: ev, took: time.Since(start)}
 	}
@@ -343,9 +343,9 @@ func slowPair(ctx context.Context, e *Env, c SlowCall, own bool) (Outcome, early
 		o := Outcome{Fail, err.Error()}
 		return o, result(o)
 	}
-	started, stopStarted := e.p.hub.watch(progressOf(token))
+	started, stopStarted := e.hub.watch(progressOf(token))
 	defer stopStarted()
-	answered, stopAnswered := e.p.hub.watch(idIs(id))
+	answered, stopAnswered := e.hub.watch(idIs(id))
 	defer stopAnswered()
 	// Over Streamable HTTP the send may last until the answer: it runs on its own, and is
 	// given up when the row ends.
@@ -385,7 +385,7 @@ func slowPair(ctx context.Context, e *Env, c SlowCall, own bool) (Outcome, early
 		what = "control call"
 	}
 	note("%s: the same tools/call, uncancelled, with progress token %s", what, ptoken)
-	progressed, stopProgressed := e.p.hub.watch(progressOf(ptoken))
+	progressed, stopProgressed := e.hub.watch(progressOf(ptoken))
 	defer stopProgressed()
 	pid := conn.NextID()
 	pframe := request(strconv.FormatInt(pid, 10), "tools/call", e.progressParams(c, ptoken))
@@ -460,7 +460,7 @@ func slowPair(ctx context.Context, e *Env, c SlowCall, own bool) (Outcome, early
 	}
 	if own {
 		// The check after the cancellation is the cancellation row's evidence too.
-		all := e.p.hub.claim(func(transport.Frame) bool { return true }, crec)
+		all := e.hub.claim(func(transport.Frame) bool { return true }, crec)
 		out = e.afterward(ctx, out)
 		all()
 		return pout, result(out)

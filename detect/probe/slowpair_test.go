@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,40 @@ func TestCancellationAlone(t *testing.T) {
 				t.Errorf("%s: %s %q, want %s", rowCancellation, r.Status, r.Message, c.want)
 			}
 		})
+	}
+}
+
+// TestErasSideBySideKeepEvidenceApart probes both eras of a stdio server, which run at the same
+// time: each row's evidence holds frames of its own era only (the handshake era never sends
+// the stateless era's _meta, and the probe's ids and tokens name their era).
+func TestErasSideBySideKeepEvidenceApart(t *testing.T) {
+	rep := probeSpec(t, "testserver", nil, Options{Checks: []string{"jsonrpc", "edge", rowProgress, rowCancellation}})
+	var eras []string
+	for _, r := range rep.Results {
+		if r.Era == "" {
+			continue
+		}
+		if !slices.Contains(eras, string(r.Era)) {
+			eras = append(eras, string(r.Era))
+		}
+		other := "-stateless"
+		if r.Era == "stateless" {
+			other = "-legacy"
+		}
+		for _, ev := range r.Evidence {
+			switch {
+			case ev.Dir == dirNote:
+			case strings.Contains(ev.Text, `mcpspec-probe-`) && strings.Contains(ev.Text, other+`"`):
+				t.Errorf("%s: evidence of the other era: %s %s", key(r), ev.Dir, ev.Text)
+			case r.Era == "legacy" && ev.Dir == dirSent && strings.Contains(ev.Text, `"io.modelcontextprotocol/protocolVersion"`):
+				t.Errorf("%s: a stateless request in the handshake era's evidence: %s", key(r), ev.Text)
+			}
+		}
+	}
+	if len(eras) != 2 {
+		t.Fatalf("eras probed: %v, want both", eras)
+	}
+	if rep.Failed() {
+		t.Errorf("%+v:%s", rep.Counts, describeFailures(rep, true))
 	}
 }
