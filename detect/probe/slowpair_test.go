@@ -1,9 +1,13 @@
 package probe
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpspec/mcpspec/session"
+	"github.com/mcpspec/mcpspec/session/serverconn"
 )
 
 // TestCancellationAlongsideProgress runs the progress and cancellation rows, whose calls go out
@@ -109,5 +113,59 @@ func TestErasSideBySideKeepEvidenceApart(t *testing.T) {
 	}
 	if rep.Failed() {
 		t.Errorf("%+v:%s", rep.Counts, describeFailures(rep, true))
+	}
+}
+
+// TestOddParamsSentTogether sends the null and empty-array params of the two edge rows
+// together: on a server that crashes or hangs on one of them, the verdict falls on that row
+// alone (each request is sent again on its own), and a server answering both passes both.
+func TestOddParamsSentTogether(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []string{"edge.null-params", rowEmptyArray}
+	for _, c := range []struct {
+		name, spec      string
+		nullP, emptyArr Status
+	}{
+		{"healthy", "testserver", Pass, Pass},
+		{"crash-on-array", exe + " oddserver crash array", Pass, Fail},
+		{"crash-on-null", exe + " oddserver crash null", Fail, Pass},
+		{"hang-on-array", exe + " oddserver hang array", Pass, Fail},
+		{"silent-on-array", exe + " oddserver drop array", Pass, Warn},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			rep := probeSpec(t, c.spec, nil, Options{Checks: checks, Server: serverconn.Options{Session: session.Options{ProtocolVersion: session.Version20251125}}})
+			for id, want := range map[string]Status{"edge.null-params": c.nullP, rowEmptyArray: c.emptyArr} {
+				r, ok := byKey(rep, id+"@legacy")
+				if !ok || r.Status != want {
+					t.Errorf("%s: %s %q, want %s%s", id, r.Status, r.Message, want, describeFailures(rep, false))
+				}
+				// Each row's evidence shows its own request.
+				own := `"params":null`
+				if id == rowEmptyArray {
+					own = `"params":[]`
+				}
+				if !slices.ContainsFunc(r.Evidence, func(ev Evidence) bool { return ev.Dir == dirSent && strings.Contains(ev.Text, own) }) {
+					t.Errorf("%s: evidence lacks its request %s: %+v", id, own, r.Evidence)
+				}
+				// The request ids of the two rows follow each other: a row may not hold a
+				// frame naming both (its own and the other's).
+				var ids []string
+				for _, ev := range r.Evidence {
+					if ev.Dir == dirSent && strings.Contains(ev.Text, `"method":"tools/list"`) {
+						ids = append(ids, ev.Text)
+					}
+				}
+				if c.name == "silent-on-array" && id == "edge.null-params" && slices.ContainsFunc(r.Evidence, func(ev Evidence) bool { return strings.Contains(ev.Text, "notifications/cancelled") }) {
+					t.Errorf("%s: evidence holds the other row's cancellation: %+v", id, r.Evidence)
+				}
+				if (c.name == "healthy" || c.name == "silent-on-array") && len(ids) != 1 {
+					t.Errorf("%s: %d tools/list requests in the evidence, want its own only: %v", id, len(ids), ids)
+				}
+			}
+		})
 	}
 }
