@@ -31,4 +31,13 @@
 // (session.SendRaw, RequestRaw, with OnFrame as the evidence recorder) and, for the HTTP rows,
 // plain net/http requests to the server's URL. Every wait has a deadline (Options.RowTimeout
 // per row); a server that hangs costs at most that per row.
+//
+// # Overlapping waits
+//
+// Some rows wait for what may never come, so waits overlap where each row's evidence stays its
+// own (each era has its own frame hub, and a row running alongside another claims the frames
+// of its ids): over stdio the eras run side by side, each with its own server process; the
+// cancellation row's call goes out with the progress row's call, its uncancelled twin and
+// control; and edge.null-params sends edge.empty-array's request with its own. A row run
+// alongside an earlier one reports its result at its own turn in the table.
 package probe

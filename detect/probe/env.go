@@ -27,12 +27,13 @@ import (
 // maxReopens bounds how often one era reopens the server after a row killed it.
 const maxReopens = 5
 
-// prober is one probe run: the options, the hub every session reports to, the HTTP client.
+// prober is one probe run: the options, the eras and the HTTP client.
 type prober struct {
 	o     *Options
-	hub   *hub
 	httpc *http.Client
 	envs  []*Env
+	// rows are the selected rows.
+	rows []Row
 	// sessions numbers the sessions of every opener, for their stderr files.
 	sessions atomic.Int64
 }
@@ -46,7 +47,7 @@ func newProber(o *Options) *prober {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	return &prober{o: o, hub: newHub(), httpc: c}
+	return &prober{o: o, httpc: c}
 }
 
 func (p *prober) close() {
@@ -145,9 +146,9 @@ func (p *prober) openEras(ctx context.Context, rep *Report) ([]*Env, error) {
 // error.
 func (p *prober) openEra(ctx context.Context, plan eraPlan) (*Env, EraInfo, error) {
 	info := EraInfo{Era: plan.era, Version: plan.version}
-	e := &Env{p: p, Version: plan.version, log: &eraLog{}, Target: Target{Era: plan.era}}
-	e.op = p.opener(plan.version, e.log)
-	frames, stop := p.hub.watch(func(transport.Frame) bool { return true })
+	e := &Env{p: p, Version: plan.version, log: &eraLog{}, hub: newHub(), Target: Target{Era: plan.era}}
+	e.op = e.opener(plan.version)
+	frames, stop := e.hub.watch(func(transport.Frame) bool { return true })
 	conn, err := e.op.Open(ctx)
 	stop()
 	for len(frames) > 0 {
@@ -192,9 +193,10 @@ func refused(err error) bool {
 	return se.Category == session.ProtocolError
 }
 
-// opener returns a serverconn opener pinned at version whose sessions report to the hub, and
-// log what they receive in the era log l.
-func (p *prober) opener(version string, l *eraLog) *serverconn.Opener {
+// opener returns a serverconn opener pinned at version whose sessions report to the era's hub,
+// and log what they receive in the era's log.
+func (e *Env) opener(version string) *serverconn.Opener {
+	p, l, h := e.p, e.log, e.hub
 	so := p.o.Server
 	so.Session.ProtocolVersion = version
 	// A server that answers initialize with a version that is none is a FAIL row
@@ -209,7 +211,7 @@ func (p *prober) opener(version string, l *eraLog) *serverconn.Opener {
 		if dir == session.Received {
 			l.received(f)
 		}
-		p.hub.onFrame(dir, f)
+		h.onFrame(dir, f)
 		if nextFrame != nil {
 			nextFrame(dir, f)
 		}
@@ -278,8 +280,11 @@ type Env struct {
 	// Version is the era's protocol version.
 	Version string
 
-	p    *prober
-	op   *serverconn.Opener
+	p  *prober
+	op *serverconn.Opener
+	// hub sees the frames of the era's sessions: each era has its own, so that eras may run
+	// side by side.
+	hub  *hub
 	conn *serverconn.Conn
 	// broken is set when a request found the main session dead (crash, disconnect).
 	broken  bool
@@ -289,6 +294,39 @@ type Env struct {
 	openFrames []transport.Frame
 	// discovered is the stateless era's server/discover result.
 	discovered json.RawMessage
+	// early holds, by row id, the results of rows that ran alongside an earlier row of the
+	// era (see [Env.willRun]); the row reports them when its turn comes.
+	early map[string]early
+}
+
+// early is the result of a row that ran alongside another one: its outcome, its own evidence
+// and how long it took.
+type early struct {
+	out      Outcome
+	evidence []Evidence
+	took     time.Duration
+}
+
+// willRun reports whether the row id is selected and applies in this era, so that a row may
+// do its work alongside its own.
+func (e *Env) willRun(id string) bool {
+	i := slices.IndexFunc(e.p.rows, func(r Row) bool { return r.ID == id })
+	if i < 0 {
+		return false
+	}
+	if a := e.p.rows[i].Applies; a != nil {
+		ok, _ := a(e.Target)
+		return ok
+	}
+	return true
+}
+
+// runsEarly records the result of row id, which ran alongside the current row.
+func (e *Env) runsEarly(id string, r early) {
+	if e.early == nil {
+		e.early = map[string]early{}
+	}
+	e.early[id] = r
 }
 
 func (e *Env) close() {
@@ -321,5 +359,5 @@ func (e *Env) session(ctx context.Context) (*serverconn.Conn, error) {
 
 // note adds a line of evidence to the running row.
 func (e *Env) note(format string, args ...any) {
-	e.p.hub.note(dirNote, fmt.Sprintf(format, args...))
+	e.hub.note(dirNote, fmt.Sprintf(format, args...))
 }

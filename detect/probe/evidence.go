@@ -3,6 +3,7 @@ package probe
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,15 +27,24 @@ const (
 )
 
 // hub sees every frame of every session the probe opens (through session.Options.OnFrame). It
-// hands them to the running row's recorder and to the watchers of a row that waits for a frame
-// the session cannot route. (Each session logs what it receives in its own era's log.) Its
+// hands them to the running row's recorder — or to the recorder of a row running alongside that
+// claimed them — and to the watchers of a row that waits for a frame the session cannot route. (Each session logs what it receives in its own era's log.) Its
 // methods are safe for concurrent use; the frame callbacks never block.
 type hub struct {
 	mu sync.Mutex // guards the fields below
 	// rec is the running row's evidence, nil between rows.
 	rec *recorder
+	// claims route the frames they match to another row's recorder, first match first.
+	claims []*claim
 	// watchers wait for received frames that match their predicate.
 	watchers []*watcher
+}
+
+// claim routes the frames a row running alongside the current one sends and receives (its
+// own ids and progress tokens) to that row's recorder.
+type claim struct {
+	match func(transport.Frame) bool
+	rec   *recorder
 }
 
 func newHub() *hub { return &hub{} }
@@ -68,7 +78,12 @@ func (h *hub) stop(r *recorder) []Evidence {
 	if h.rec == r {
 		h.rec = nil
 	}
-	out := r.items
+	return r.evidence()
+}
+
+// evidence is a copy of the items, with a last note of how many were dropped.
+func (r *recorder) evidence() []Evidence {
+	out := slices.Clone(r.items)
 	if r.dropped > 0 {
 		out = append(out, Evidence{Dir: dirNote, Text: fmt.Sprintf("… %d more frames or exchanges not shown", r.dropped)})
 	}
@@ -84,18 +99,53 @@ func (h *hub) note(dir, text string) {
 	}
 }
 
+// claim routes the frames that match to r, instead of the running row's recorder, until
+// release is called.
+func (h *hub) claim(match func(transport.Frame) bool, r *recorder) (release func()) {
+	c := &claim{match: match, rec: r}
+	h.mu.Lock()
+	h.claims = append(h.claims, c)
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.claims = slices.DeleteFunc(h.claims, func(x *claim) bool { return x == c })
+	}
+}
+
+// noteTo adds a line of evidence to r (a row running alongside the current one).
+func (h *hub) noteTo(r *recorder, dir, text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r.add(dir, text)
+}
+
+// items returns what r has recorded so far.
+func (h *hub) items(r *recorder) []Evidence {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return r.evidence()
+}
+
 // onFrame is every session's Options.OnFrame.
 func (h *hub) onFrame(dir session.Direction, f transport.Frame) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	rec := h.rec
+	for _, c := range h.claims {
+		if c.match(f) {
+			rec = c.rec
+			break
+		}
+	}
 	if dir == session.Sent {
-		if h.rec != nil {
-			h.rec.add(dirSent, frameText(f))
+		if rec != nil {
+			rec.add(dirSent, frameText(f))
 		}
 		return
 	}
-	if h.rec != nil {
-		h.rec.add(dirReceived, frameText(f))
+	if rec != nil {
+		rec.add(dirReceived, frameText(f))
 	}
 	for _, w := range h.watchers {
 		if w.match(f) {

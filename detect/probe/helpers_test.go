@@ -1,7 +1,9 @@
 package probe
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -18,6 +20,9 @@ import (
 // TestMain lets the test binary act as `mcpspec testserver`, so that a "testserver" SPEC
 // starts it as a real child process over real stdio.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 3 && os.Args[1] == "oddserver" {
+		os.Exit(oddServer(os.Args[2], os.Args[3]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == spec.BuiltinName {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		code := mcptest.RunCommand(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
@@ -87,4 +92,39 @@ func byKey(rep *Report, k string) (Result, bool) {
 		}
 	}
 	return Result{}, false
+}
+
+// oddServer is the reference server behind a filter of its stdin that meets tools/list with
+// params that are null or an empty array (which, "null" or "array") with a fault: "crash"
+// exits at once, "hang" stops reading (and so answering) for good, "drop" leaves that request
+// unanswered.
+func oddServer(fault, which string) int {
+	trigger := `"method":"tools/list","params":[]`
+	if which == "null" {
+		trigger = `"method":"tools/list","params":null`
+	}
+	pr, pw := io.Pipe()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 32<<20)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), trigger) {
+				switch fault {
+				case "crash":
+					os.Exit(3)
+				case "drop":
+					continue
+				}
+				<-ctx.Done()
+				os.Exit(0)
+			}
+			if _, err := pw.Write(append(sc.Bytes(), '\n')); err != nil {
+				return
+			}
+		}
+		_ = pw.Close()
+	}()
+	return mcptest.RunCommand(ctx, nil, pr, os.Stdout, os.Stderr)
 }

@@ -174,10 +174,10 @@ func (e *Env) exchangeURL(ctx context.Context, target, method string, body []byt
 		req.Host = h
 		req.Header.Del("Host")
 	}
-	e.p.hub.note(dirSent, requestText(req, body))
+	e.hub.note(dirSent, requestText(req, body))
 	resp, err := e.p.httpc.Do(req)
 	if err != nil {
-		e.p.hub.note(dirReceived, "no HTTP answer: "+innermost(err).Error())
+		e.hub.note(dirReceived, "no HTTP answer: "+innermost(err).Error())
 		return nil, fmt.Errorf("%s %s: %w", method, target, innermost(err))
 	}
 	defer resp.Body.Close()
@@ -189,7 +189,7 @@ func (e *Env) exchangeURL(ctx context.Context, target, method string, body []byt
 	default:
 		a.body, _ = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	}
-	e.p.hub.note(dirReceived, answerText(resp, a))
+	e.hub.note(dirReceived, answerText(resp, a))
 	return a, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpspec/mcpspec/detect"
@@ -240,6 +241,7 @@ func Run(ctx context.Context, o *Options) (*Report, error) {
 	}
 	start := time.Now()
 	p := newProber(&opts)
+	p.rows = rows
 	defer p.close()
 	rep := &Report{Server: opts.Server.Info.Spec, Transport: opts.Server.Info.Transport, Strict: opts.Strict, Results: []Result{}}
 	opts.Progress.Say("connecting (each era the server speaks)")
@@ -247,28 +249,75 @@ func Run(ctx context.Context, o *Options) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	// A row about the transport alone runs in the first era only.
+	plans := make([][]Row, len(envs))
 	ranOnce := map[string]bool{}
-	for _, e := range envs {
+	for i := range envs {
 		for _, row := range rows {
-			if ctx.Err() != nil {
-				break
-			}
 			if row.Once && ranOnce[row.ID] {
 				continue
 			}
 			ranOnce[row.ID] = true
-			opts.Progress.Say("%s %s: %s", e.Version, row.ID, row.Title)
-			res := p.runRow(ctx, e, row)
+			plans[i] = append(plans[i], row)
+		}
+	}
+	results := make([][]Result, len(envs))
+	side := sideBySide(rep.Transport, envs)
+	var wg sync.WaitGroup
+	if side {
+		// The later eras run in the background, their results held until their turn.
+		for i := 1; i < len(envs); i++ {
+			wg.Go(func() { results[i] = p.runEra(ctx, envs[i], plans[i], false) })
+		}
+	}
+	for i, e := range envs {
+		if side && i > 0 {
+			opts.Progress.Say("waiting for the %s, probed alongside", eraName(e.Target.Era))
+			continue
+		}
+		results[i] = p.runEra(ctx, e, plans[i], true)
+	}
+	wg.Wait()
+	for i, rs := range results {
+		for _, res := range rs {
 			rep.Results = append(rep.Results, res)
 			rep.Counts.add(res.Status)
-			if opts.OnResult != nil {
+			if opts.OnResult != nil && side && i > 0 {
 				opts.OnResult(res)
 			}
 		}
-		e.close()
 	}
 	rep.Duration = time.Since(start)
 	return rep, nil
+}
+
+// sideBySide reports whether the eras may run at the same time: over stdio each era's sessions
+// are processes of their own, so that what a row does to one cannot touch the other. Over the
+// network the eras share one server, and a row that crashes it must fail where it ran.
+func sideBySide(tr spec.Transport, envs []*Env) bool {
+	return tr == spec.Stdio && len(envs) > 1
+}
+
+// runEra runs rows in era e, then closes its sessions. A live era reports each row to
+// Options.Progress and Options.OnResult as it goes (only one era at a time is live: both are
+// called from Run's goroutine).
+func (p *prober) runEra(ctx context.Context, e *Env, rows []Row, live bool) []Result {
+	defer e.close()
+	var out []Result
+	for _, row := range rows {
+		if ctx.Err() != nil {
+			break
+		}
+		if live {
+			p.o.Progress.Say("%s %s: %s", e.Version, row.ID, row.Title)
+		}
+		res := p.runRow(ctx, e, row)
+		out = append(out, res)
+		if live && p.o.OnResult != nil {
+			p.o.OnResult(res)
+		}
+	}
+	return out
 }
 
 func (o *Options) withDefaults() Options {
@@ -294,17 +343,23 @@ func (p *prober) runRow(ctx context.Context, e *Env, row Row) Result {
 			return res
 		}
 	}
+	if ea, ok := e.early[row.ID]; ok {
+		// The row ran alongside an earlier one, which waited for both at once.
+		delete(e.early, row.ID)
+		res.Status, res.Message, res.Evidence, res.Duration = ea.out.Status, ea.out.Message, ea.evidence, ea.took
+		return res
+	}
 	limit := row.Timeout
 	if limit <= 0 {
 		limit = p.o.RowTimeout
 	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	rec := p.hub.record()
+	rec := e.hub.record()
 	start := time.Now()
 	out := safeRun(rctx, e, row)
 	res.Duration = time.Since(start)
-	res.Evidence = p.hub.stop(rec)
+	res.Evidence = e.hub.stop(rec)
 	if out.Status == "" {
 		out.Status = Pass
 	}

@@ -168,21 +168,23 @@ func (e *Env) call(ctx context.Context, method string, params []byte, want time.
 
 // sendRequest sends a hand-built request frame whose id is id (taken with NextID) and waits.
 func (e *Env) sendRequest(ctx context.Context, c *serverconn.Conn, id int64, frame []byte, want time.Duration) answer {
-	resp, err := c.RequestRaw(ctx, id, frame, e.wait(ctx, want))
-	a := answer{}
+	a := answerOf(c.RequestRaw(ctx, id, frame, e.wait(ctx, want)))
+	if a.err != nil && a.dead() {
+		e.broken = true
+	}
+	return a
+}
+
+// answerOf classifies the outcome of a RequestRaw.
+func answerOf(resp *session.Response, err error) answer {
 	if err != nil {
 		var se *session.Error
 		if !errors.As(err, &se) {
 			return answer{other: err}
 		}
-		a.err = se
-		if a.dead() {
-			e.broken = true
-		}
-		return a
+		return answer{err: se}
 	}
-	a.result, a.at = resp.Result, resp.Timing.Received
-	return a
+	return answer{result: resp.Result, at: resp.Timing.Received}
 }
 
 // send writes a frame on the main session without waiting for anything.

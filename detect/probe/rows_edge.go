@@ -1,11 +1,15 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 
@@ -34,8 +38,9 @@ func edgeRows() []Row {
 			Run:  extraField},
 		{ID: "edge.null-params", Title: `"params": null is answered, not fatal`,
 			Spec: specJSONRPC + "§4.2 Parameter Structures",
-			Run:  func(ctx context.Context, e *Env) Outcome { return oddParams(ctx, e, []byte("null"), "null") }},
-		{ID: "edge.empty-array", Title: `"params": [] is answered, not fatal`,
+			// Room for the pair, and each request again on its own when the pair harmed the server.
+			Timeout: 45 * time.Second, Run: nullParams},
+		{ID: rowEmptyArray, Title: `"params": [] is answered, not fatal`,
 			Spec: specJSONRPC + "§4.2 Parameter Structures",
 			Run:  func(ctx context.Context, e *Env) Outcome { return oddParams(ctx, e, []byte("[]"), "an empty array") }},
 		{ID: "edge.null-id", Title: "a request with a null id is not served as valid", Once: true,
@@ -139,26 +144,104 @@ func extraField(ctx context.Context, e *Env) Outcome {
 	})
 }
 
+// rowEmptyArray is the row whose request goes out alongside edge.null-params'.
+const rowEmptyArray = "edge.empty-array"
+
+// nullParams is edge.null-params. When edge.empty-array runs too, both requests go out together
+// and share the wait for an answer that may not come (see [oddPair]).
+func nullParams(ctx context.Context, e *Env) Outcome {
+	return withCap(e, "tools", func() Outcome {
+		if e.willRun(rowEmptyArray) {
+			if out, ok := oddPair(ctx, e); ok {
+				return out
+			}
+		}
+		return oddParams(ctx, e, []byte("null"), "null")
+	})
+}
+
+// oddPair sends tools/list with null params and with an empty array together, and judges each
+// by its own answer; the empty array's frames and its check afterwards are recorded apart, as
+// edge.empty-array's evidence, kept for its turn. When the connection ended or the server
+// stopped answering, it cannot tell which request did it: ok is false, the session is opened
+// afresh, and each row sends its request alone.
+func oddPair(ctx context.Context, e *Env) (Outcome, bool) {
+	start := time.Now()
+	c, err := e.session(ctx)
+	if err != nil {
+		return Outcome{}, false
+	}
+	ida, idb := c.NextID(), c.NextID()
+	rec := &recorder{}
+	release := e.hub.claim(hasID(strconv.FormatInt(idb, 10)), rec)
+	wait := e.wait(ctx, quiet)
+	bdone := make(chan answer, 1)
+	go func() {
+		bdone <- answerOf(c.RequestRaw(ctx, idb, request(strconv.FormatInt(idb, 10), "tools/list", []byte("[]")), wait))
+	}()
+	a := answerOf(c.RequestRaw(ctx, ida, request(strconv.FormatInt(ida, 10), "tools/list", []byte("null")), wait))
+	b := <-bdone
+	release()
+	again := func(why string) (Outcome, bool) {
+		e.note("sent together with the request of %s, %s: each request goes out alone again, on a new session", rowEmptyArray, why)
+		e.broken = true
+		return Outcome{}, false
+	}
+	if a.err != nil && a.dead() || b.err != nil && b.dead() {
+		return again("the connection ended")
+	}
+	if why := e.alive(ctx); why != "" {
+		return again("afterwards " + why)
+	}
+	// One check afterwards for each row, in its own evidence.
+	all := e.hub.claim(func(transport.Frame) bool { return true }, rec)
+	bout := e.afterward(ctx, judgeOddParams(b, "an empty array"))
+	all()
+	e.runsEarly(rowEmptyArray, early{out: bout, evidence: e.hub.items(rec), took: time.Since(start)})
+	return e.afterward(ctx, judgeOddParams(a, "null")), true
+}
+
+// hasID returns a frame matcher for a request or response whose id is the raw JSON id, and for
+// a notifications/cancelled of that request.
+func hasID(id string) func(transport.Frame) bool {
+	return func(f transport.Frame) bool {
+		var m wireMessage
+		if f.Err != nil || json.Unmarshal(f.Data, &m) != nil {
+			return false
+		}
+		if string(bytes.TrimSpace(m.ID)) == id {
+			return true
+		}
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		return m.Method != nil && *m.Method == "notifications/cancelled" && json.Unmarshal(m.Params, &p) == nil &&
+			string(bytes.TrimSpace(p.RequestID)) == id
+	}
+}
+
 // oddParams sends tools/list with params that are not an object: an invalid request, which
 // JSON-RPC answers with -32600 (or -32602); a lenient server may serve it as no params.
 func oddParams(ctx context.Context, e *Env, params []byte, what string) Outcome {
 	return withCap(e, "tools", func() Outcome {
 		a := e.call(ctx, "tools/list", params, quiet)
-		var out Outcome
-		switch {
-		case a.ok(), a.code() == -32602, a.code() == -32600:
-			out = Outcome{Pass, a.describe()}
-		case httpStatus(a) >= 400 && httpStatus(a) < 500:
-			out = Outcome{Pass, fmt.Sprintf("refused with HTTP %d", httpStatus(a))}
-		case a.rpcError():
-			out = Outcome{Warn, a.describe() + "; params that are " + what + " are a client error: -32600 or -32602, not an internal one"}
-		case a.silent():
-			out = Outcome{Warn, fmt.Sprintf("no answer in %s to params that are %s; JSON-RPC answers an invalid request with -32600 rather than leave the client waiting", quiet, what)}
-		default:
-			out = Outcome{Fail, "params " + what + ": " + a.describe()}
-		}
-		return e.afterward(ctx, out)
+		return e.afterward(ctx, judgeOddParams(a, what))
 	})
+}
+
+// judgeOddParams grades the answer to tools/list with params that are what.
+func judgeOddParams(a answer, what string) Outcome {
+	switch {
+	case a.ok(), a.code() == -32602, a.code() == -32600:
+		return Outcome{Pass, a.describe()}
+	case httpStatus(a) >= 400 && httpStatus(a) < 500:
+		return Outcome{Pass, fmt.Sprintf("refused with HTTP %d", httpStatus(a))}
+	case a.rpcError():
+		return Outcome{Warn, a.describe() + "; params that are " + what + " are a client error: -32600 or -32602, not an internal one"}
+	case a.silent():
+		return Outcome{Warn, fmt.Sprintf("no answer in %s to params that are %s; JSON-RPC answers an invalid request with -32600 rather than leave the client waiting", quiet, what)}
+	}
+	return Outcome{Fail, "params " + what + ": " + a.describe()}
 }
 
 // nullID sends a request whose id is null.

@@ -38,7 +38,7 @@ func (e *Env) judgeTally(t tally, what string, frames int) Outcome {
 		return Outcome{Pass, fmt.Sprintf("%d frames received, none %s", frames, what)}
 	}
 	for _, s := range t.items {
-		e.p.hub.note(dirReceived, s)
+		e.hub.note(dirReceived, s)
 	}
 	return Outcome{Fail, fmt.Sprintf("%d of %d frames %s", t.n, frames, what)}
 }

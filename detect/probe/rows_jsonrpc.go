@@ -66,7 +66,7 @@ func (e *Env) rawExchange(ctx context.Context, frame []byte, d time.Duration, id
 	// notifications/initialized from a server that answers notifications, with a null id),
 	// so that only answers to the frame are watched for.
 	e.call(ctx, e.pingMethod(), e.params(""), d)
-	ch, stop := e.p.hub.watch(idIs(ids...))
+	ch, stop := e.hub.watch(idIs(ids...))
 	defer stop()
 	if err := e.send(ctx, frame); err != nil {
 		var st *transport.StatusError
@@ -205,7 +205,7 @@ func notificationUnanswered(ctx context.Context, e *Env) Outcome {
 		}
 		return m.ID == nil || string(m.ID) == "null"
 	}
-	ch, stop := e.p.hub.watch(answered)
+	ch, stop := e.hub.watch(answered)
 	defer stop()
 	sent := []string{"notifications/mcpspec/probe"}
 	if e.Target.Era == session.EraLegacy {

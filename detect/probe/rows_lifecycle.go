@@ -59,7 +59,7 @@ func initializeResult(ctx context.Context, e *Env) Outcome {
 		if r, ok := initResult(f); ok {
 			res = r
 		}
-		e.p.hub.note(dirReceived, frameText(f))
+		e.hub.note(dirReceived, frameText(f))
 	}
 	if res == nil {
 		return Outcome{Fail, "no initialize result was seen while the session opened"}
@@ -121,9 +121,9 @@ func initResult(f transport.Frame) ([]byte, bool) {
 
 // negotiate opens a session offering version offer and judges the version the server chose.
 func negotiate(ctx context.Context, e *Env, offer string) Outcome {
-	op := e.p.opener(offer, e.log)
+	op := e.opener(offer)
 	var chosen string
-	frames, stop := e.p.hub.watch(func(f transport.Frame) bool { _, ok := initResult(f); return ok })
+	frames, stop := e.hub.watch(func(f transport.Frame) bool { _, ok := initResult(f); return ok })
 	c, err := op.Open(ctx)
 	stop()
 	if c != nil {

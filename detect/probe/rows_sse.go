@@ -108,17 +108,17 @@ func sseResume(ctx context.Context, e *Env) Outcome {
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-			e.p.hub.note(dirReceived, "HTTP "+resp.Status+" "+excerpt(b))
+			e.hub.note(dirReceived, "HTTP "+resp.Status+" "+excerpt(b))
 			return Outcome{Warn, fmt.Sprintf("the events have ids, but GET with Last-Event-ID %s answered HTTP %d; the client cannot recover the lost answer", first.id, resp.StatusCode)}
 		}
-		e.p.hub.note(dirReceived, "HTTP "+resp.Status+" ["+shownHeaders(resp.Header)+"]")
+		e.hub.note(dirReceived, "HTTP "+resp.Status+" ["+shownHeaders(resp.Header)+"]")
 		r := bufio.NewReader(resp.Body)
 		for n := 0; n < maxEvents; n++ {
 			ev, err := readEvent(r)
 			if err != nil {
 				break
 			}
-			e.p.hub.note(dirReceived, fmt.Sprintf("event(id %s): %s", ev.id, excerpt([]byte(ev.data))))
+			e.hub.note(dirReceived, fmt.Sprintf("event(id %s): %s", ev.id, excerpt([]byte(ev.data))))
 			if answers(ev.data, probeID("resume")) {
 				return Outcome{Pass, "the resumed stream (Last-Event-ID " + first.id + ") delivered the answer"}
 			}
@@ -150,14 +150,14 @@ func (e *Env) resume(ctx context.Context, sid string, first *sseEvent) (*http.Re
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("MCP-Protocol-Version", e.Version)
 		req.Header.Set("Last-Event-ID", first.id)
-		e.p.hub.note(dirSent, requestText(req, nil))
+		e.hub.note(dirSent, requestText(req, nil))
 		resp, err := e.p.httpc.Do(req)
 		if err != nil || resp.StatusCode != http.StatusConflict || attempt == 3 {
 			return resp, err
 		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		e.p.hub.note(dirReceived, "HTTP "+resp.Status+" "+excerpt(b)+" — trying again")
+		e.hub.note(dirReceived, "HTTP "+resp.Status+" "+excerpt(b)+" — trying again")
 	}
 }
 
@@ -174,7 +174,7 @@ func (e *Env) firstEvent(ctx context.Context, body []byte) (*sseEvent, error) {
 		req.Header[k] = append([]string(nil), vs...)
 	}
 	e.eraHeaders(req.Header, body)
-	e.p.hub.note(dirSent, requestText(req, body))
+	e.hub.note(dirSent, requestText(req, body))
 	resp, err := e.p.httpc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("POST: %w", innermost(err))
@@ -183,7 +183,7 @@ func (e *Env) firstEvent(ctx context.Context, body []byte) (*sseEvent, error) {
 	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
 	if resp.StatusCode != http.StatusOK || strings.TrimSpace(ct) != "text/event-stream" {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		e.p.hub.note(dirReceived, "HTTP "+resp.Status+" "+excerpt(b))
+		e.hub.note(dirReceived, "HTTP "+resp.Status+" "+excerpt(b))
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("POST answered HTTP %d", resp.StatusCode)
 		}
@@ -193,7 +193,7 @@ func (e *Env) firstEvent(ctx context.Context, body []byte) (*sseEvent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the stream's first event: %w", err)
 	}
-	e.p.hub.note(dirReceived, fmt.Sprintf("HTTP %s, first event (id %q, retry %q): %s — connection dropped here", resp.Status, ev.id, ev.retry, excerpt([]byte(ev.data))))
+	e.hub.note(dirReceived, fmt.Sprintf("HTTP %s, first event (id %q, retry %q): %s — connection dropped here", resp.Status, ev.id, ev.retry, excerpt([]byte(ev.data))))
 	return &ev, nil
 }
 
@@ -216,7 +216,7 @@ func sseEndpoint(ctx context.Context, e *Env) Outcome {
 		req.Header[k] = append([]string(nil), vs...)
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	e.p.hub.note(dirSent, requestText(req, nil))
+	e.hub.note(dirSent, requestText(req, nil))
 	resp, err := e.p.httpc.Do(req)
 	if err != nil {
 		return Outcome{Fail, "GET: " + innermost(err).Error()}
@@ -229,7 +229,7 @@ func sseEndpoint(ctx context.Context, e *Env) Outcome {
 	if err != nil {
 		return Outcome{Fail, "no first event: " + err.Error()}
 	}
-	e.p.hub.note(dirReceived, fmt.Sprintf("HTTP %s, first event %q: %s", resp.Status, ev.name, excerpt([]byte(ev.data))))
+	e.hub.note(dirReceived, fmt.Sprintf("HTTP %s, first event %q: %s", resp.Status, ev.name, excerpt([]byte(ev.data))))
 	if ev.name != "endpoint" || strings.TrimSpace(ev.data) == "" {
 		return Outcome{Fail, fmt.Sprintf("the first event is %q with data %q; it must be an endpoint event naming the POST URI", ev.name, ev.data)}
 	}

@@ -62,18 +62,18 @@ func wsBinary(ctx context.Context, e *Env) Outcome {
 	if e.Target.Era == session.EraStateless {
 		req = request(probeID("binary"), "server/discover", e.params(""))
 	} else {
-		e.p.hub.note(dirSent, "text frame: "+excerpt(init))
+		e.hub.note(dirSent, "text frame: "+excerpt(init))
 		if err := c.Write(dctx, websocket.MessageText, init); err != nil {
 			return Outcome{Fail, "write: " + err.Error()}
 		}
 		if _, data, err := c.Read(dctx); err != nil {
 			return Outcome{Fail, "no answer to initialize: " + err.Error()}
 		} else {
-			e.p.hub.note(dirReceived, "text frame: "+excerpt(data))
+			e.hub.note(dirReceived, "text frame: "+excerpt(data))
 		}
 		_ = c.Write(dctx, websocket.MessageText, notification("notifications/initialized", nil))
 	}
-	e.p.hub.note(dirSent, "binary frame: "+excerpt(req))
+	e.hub.note(dirSent, "binary frame: "+excerpt(req))
 	if err := c.Write(dctx, websocket.MessageBinary, req); err != nil {
 		return Outcome{Fail, "write: " + err.Error()}
 	}
@@ -83,17 +83,17 @@ func wsBinary(ctx context.Context, e *Env) Outcome {
 	var out Outcome
 	switch {
 	case websocket.CloseStatus(err) == websocket.StatusUnsupportedData:
-		e.p.hub.note(dirReceived, "close 1003 (unsupported data)")
+		e.hub.note(dirReceived, "close 1003 (unsupported data)")
 		out = Outcome{Pass, "closed with 1003 (unsupported data)"}
 	case websocket.CloseStatus(err) != -1:
-		e.p.hub.note(dirReceived, fmt.Sprintf("close %d", websocket.CloseStatus(err)))
+		e.hub.note(dirReceived, fmt.Sprintf("close %d", websocket.CloseStatus(err)))
 		out = Outcome{Warn, fmt.Sprintf("closed with %d; a binary frame is refused with 1003 (unsupported data)", websocket.CloseStatus(err))}
 	case errors.Is(err, context.DeadlineExceeded):
 		out = Outcome{Warn, "the binary frame was ignored; refuse it with close 1003 (unsupported data) so the client learns why"}
 	case err != nil:
 		out = Outcome{Warn, "the connection ended without a close frame: " + err.Error()}
 	default:
-		e.p.hub.note(dirReceived, fmt.Sprintf("%s frame: %s", typ, excerpt(data)))
+		e.hub.note(dirReceived, fmt.Sprintf("%s frame: %s", typ, excerpt(data)))
 		out = Outcome{Warn, "the binary frame was served as if it were text; the subprotocol carries text frames only"}
 	}
 	return e.afterward(ctx, out)
