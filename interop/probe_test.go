@@ -138,8 +138,11 @@ func startListening(t *testing.T, cmd *exec.Cmd, addr string) {
 	awaitListening(t, cmd.Path, addr, exited, logPath)
 }
 
-// TestProbePeers probes the third-party servers. Over stdio no row fails on any of them;
-// over HTTP the one failure is server-everything's DNS-rebinding row (it serves a request
+// TestProbePeers probes the third-party servers. Over stdio no row fails on the npm servers;
+// the go-sdk (v1.8.0) ends its stdio session on a line that is not JSON or not a request, where
+// JSON-RPC 2.0 answers -32700 and -32600: its parse-error and invalid-request rows fail (a frame
+// that ends the server is a crash, not a warning: issue 15). Over HTTP, where it answers 400,
+// those rows pass. Over HTTP the one failure is server-everything's DNS-rebinding row (it serves a request
 // whose Host and Origin are a foreign site's), which the official suite fails too
 // (dns-rebinding-protection, see TestProbeAgreesWithConformanceSuite).
 func TestProbePeers(t *testing.T) {
@@ -177,7 +180,7 @@ func TestProbePeers(t *testing.T) {
 		}, nil},
 		{"go-sdk/stdio", func(*testing.T) (string, spec.Options) {
 			return stdio(goServer), spec.Options{Transport: spec.Stdio}
-		}, nil},
+		}, []string{"jsonrpc.parse-error", "jsonrpc.invalid-request"}},
 		{"server-everything/streamableHttp", func(t *testing.T) (string, spec.Options) {
 			return startHTTPPeer(t, everything, "streamableHttp").base + "/mcp", spec.Options{Transport: spec.HTTP}
 		}, rebinding},
