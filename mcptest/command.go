@@ -65,6 +65,7 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.DurationVar(&o.LazyInitDeadlock, "lazy-init-deadlock", 0, "the first tools/call initializes for `D`; a tools/call arriving meanwhile deadlocks with it (only concurrency shows it)")
 	fs.BoolVar(&o.CrossTalk, "cross-talk", false, "overlapping tools/calls answer with another call's text (a shared buffer)")
 	fs.BoolVar(&o.TimeTool, "time-tool", false, "add the tool time, whose answer is the current time (different by design)")
+	fs.BoolVar(&o.HintedTools, "hinted-tools", false, "add delete_notes (annotated destructiveHint) and fetch_url (openWorldHint); both do nothing")
 	fs.BoolVar(&o.WrongID, "wrong-id", false, "answer tools/call with an id off by 1000")
 	fs.BoolVar(&o.BothResultAndError, "both-result-and-error", false, "answer tools/call with both result and error")
 	fs.BoolVar(&o.DuplicateAnswers, "duplicate-answers", false, "send every tools/call response twice")

@@ -56,6 +56,9 @@
 //     missing; =?base64?…?= values are decoded; integers compare numerically).
 //   - time(): only with [Options.TimeTool] (--time-tool); the current time as text and as
 //     structuredContent {time}: answers that differ by design.
+//   - delete_notes() and fetch_url(url): only with [Options.HintedTools] (--hinted-tools);
+//     annotated destructiveHint and openWorldHint, so a tester must leave them alone unless
+//     told otherwise. Neither does anything but answer.
 //
 // Server-to-client requests travel on the connection over stdio, TCP, WebSocket and HTTP+SSE.
 // Over Streamable HTTP the tools/call is answered as an event stream that carries the request;

@@ -126,6 +126,10 @@ type Options struct {
 	// TimeTool adds the tool time, which returns the current time: its answers differ by
 	// design, even one call after another. Off by default, so the tool list stays the same.
 	TimeTool bool
+	// HintedTools adds two tools whose annotations tell a tester to keep off: delete_notes
+	// (destructiveHint: it claims to delete data) and fetch_url (openWorldHint: it claims to
+	// fetch a URL). Neither does anything but answer; both are for tests of tool selection.
+	HintedTools bool
 	// WrongID answers tools/call with an id off by 1000 (a string id gets the suffix "+1000").
 	WrongID bool
 	// DropSSEAfter, when positive, cuts every SSE answer to a tools/call of a legacy
