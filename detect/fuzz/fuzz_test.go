@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +14,10 @@ import (
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
 	"github.com/mcpspec/mcpspec/mcptest"
+	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
+	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 
 // quick are options for bounded test runs.
@@ -96,6 +100,36 @@ func TestFindsAMalformedAnswer(t *testing.T) {
 	}
 	if !mal[0].Reproduced || !bytes.Contains(mal[0].Frames[0], []byte(`"prompts/get"`)) || mal[0].Answer == nil {
 		t.Errorf("finding %+v", mal[0])
+	}
+}
+
+// TestUnconfirmedFindingDoesNotFail: a malformed frame seen once, that does not show again
+// when its case runs on a fresh session, is listed as unconfirmed and fails nothing; its twin,
+// a malformed answer that shows every time, is TestFindsAMalformedAnswer.
+func TestUnconfirmedFindingDoesNotFail(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "stray-sent")
+	rep := fuzzRun(t, openerFor(t, spec.Join([]string{os.Args[0], "strayonce", marker}), nil), quick(10, mutate.BadParams))
+	if rep.Bugs() != 0 || len(rep.Findings) != 0 {
+		t.Errorf("%d finding(s), want none: %s", rep.Bugs(), rep.Summary())
+	}
+	if len(rep.Unconfirmed) != 1 || rep.Unconfirmed[0].Outcome != Malformed || rep.Unconfirmed[0].Reproduced ||
+		!rep.Unconfirmed[0].Unconfirmed || rep.Unconfirmed[0].ID != "U1" {
+		t.Fatalf("unconfirmed %+v, want one malformed U1 (%s; %s)", rep.Unconfirmed, rep.Summary(), rep.OutcomeLine())
+	}
+	if !strings.Contains(rep.Summary(), "1 unconfirmed") {
+		t.Errorf("summary %q", rep.Summary())
+	}
+	var skipped int
+	for _, tc := range rep.Tests() {
+		if tc.Status == result.Failed {
+			t.Errorf("failed test %s: %+v", tc.Name, tc.Failures)
+		}
+		if tc.Status == result.Skipped && strings.HasPrefix(tc.SkipReason, "unconfirmed") {
+			skipped++
+		}
+	}
+	if skipped != 1 {
+		t.Errorf("%d skipped unconfirmed test(s), want 1", skipped)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -26,7 +27,10 @@ import (
 //   - `latecrash`: the reference server behind a line filter that lets a tools/call holding a
 //     lone high surrogate through, and the line after it, then dies with a Node-style crash
 //     report when the second line after it arrives: the crash of a Node server whose handler
-//     answered but left a timer that throws, which lands after the fuzzer's liveness ping.
+//     answered but left a timer that throws, which lands after the fuzzer's liveness ping;
+//   - `strayonce MARKER`: the reference server that, in its first life only (while the file
+//     MARKER does not exist), writes a stray `{}` line after the fourth line it reads: a frame
+//     the run sees once and never again (server-everything's `{}` events over Streamable HTTP).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -38,6 +42,8 @@ func TestMain(m *testing.M) {
 			os.Exit(closer(ctx, os.Args[2]))
 		case "latecrash":
 			os.Exit(lateCrasher(ctx))
+		case "strayonce":
+			os.Exit(strayOnce(ctx, os.Args[2]))
 		}
 	}
 	os.Exit(m.Run())
@@ -99,4 +105,44 @@ func lateCrasher(ctx context.Context) int {
 		return 2
 	}
 	return 0
+}
+
+// strayOnce is the `strayonce MARKER` server.
+func strayOnce(ctx context.Context, marker string) int {
+	first := false
+	if f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+		first = true
+		f.Close()
+	}
+	out := &lockedWriter{w: os.Stdout}
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		n := 0
+		for sc.Scan() {
+			_, _ = pw.Write(append(sc.Bytes(), '\n'))
+			if n++; first && n == 4 {
+				_, _ = out.Write([]byte("{}\n"))
+			}
+		}
+		_ = pw.Close()
+	}()
+	if err := mcptest.ServeStdio(ctx, pr, out, &mcptest.Options{Era: mcptest.EraLegacy}); err != nil {
+		return 2
+	}
+	return 0
+}
+
+// lockedWriter serialises writes, so a line written from outside the server never lands
+// inside one of its frames.
+type lockedWriter struct {
+	mu sync.Mutex // guards w
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

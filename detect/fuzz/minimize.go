@@ -23,6 +23,35 @@ func (w *worker) minimizeAll(ctx context.Context, rep *Report) {
 		w.minimize(ctx, f)
 	}
 	rep.merge()
+	rep.splitUnconfirmed()
+}
+
+// splitUnconfirmed moves the findings that were tried again and did not show to Unconfirmed,
+// and numbers both lists again (unconfirmed ones as U1, U2 …).
+func (r *Report) splitUnconfirmed() {
+	kept := []*Finding{}
+	for _, f := range r.Findings {
+		if f.Unconfirmed {
+			r.Unconfirmed = append(r.Unconfirmed, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	r.Findings = kept
+	for i, f := range r.Findings {
+		f.renumber(fmt.Sprintf("F%d", i+1))
+	}
+	for i, f := range r.Unconfirmed {
+		f.renumber(fmt.Sprintf("U%d", i+1))
+	}
+}
+
+// renumber gives f the ID id, and its frames the saved id that goes with it.
+func (f *Finding) renumber(id string) {
+	f.ID = id
+	if f.template != nil {
+		f.setFrames(f.template)
+	}
 }
 
 // merge folds findings that minimised to the same case into the first of them, and numbers
@@ -44,10 +73,7 @@ func (r *Report) merge() {
 		}
 	}
 	for i, f := range out {
-		f.ID = fmt.Sprintf("F%d", i+1)
-		if f.template != nil {
-			f.setFrames(f.template)
-		}
+		f.renumber(fmt.Sprintf("F%d", i+1))
 	}
 	r.Findings = out
 }
@@ -63,6 +89,7 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 		base.Valid, base.ValidKnown = mutate.CheckArgs(w.schemas[f.Tool], f.Args)
 	}
 	var last *CaseResult
+	tried := false
 	shows := func(c mutate.Case) bool {
 		if budget <= 0 || ctx.Err() != nil {
 			return false
@@ -70,6 +97,7 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 		budget--
 		res, err := w.run(ctx, c)
 		last = res
+		tried = tried || err == nil
 		return err == nil && res.Outcome == f.Outcome
 	}
 	// The first reproduction starts from a fresh session: what earlier cases did cannot matter.
@@ -77,6 +105,9 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 	if !shows(base) {
 		culprit, earlier, ok := w.lateCulprit(f, base, shows)
 		if !ok {
+			// Tried on a session that opened, it did not show: unconfirmed. Not tried (no
+			// budget, no time, the server could not be reached again), it stands.
+			f.Unconfirmed = tried && ctx.Err() == nil
 			return
 		}
 		defer func() { w.linger = 0 }()

@@ -33,8 +33,14 @@ type Report struct {
 	Skipped []SkippedTool `json:"skippedTools"`
 	// Respawns counts the sessions opened after a case lost one.
 	Respawns int `json:"respawns"`
-	// Findings are the bugs, one per kind of case and outcome, in the order found.
+	// Findings are the bugs, one per kind of case and outcome, in the order found: those that
+	// showed again on a fresh session, or whose reproduction was not tried (minimisation off,
+	// no time left). They fail a run.
 	Findings []*Finding `json:"findings"`
+	// Unconfirmed are findings tried again on a fresh session that did not show: what the run
+	// saw once (an answer that arrived late from an earlier case, a timing accident) is listed
+	// for a person to look at, and never fails a run.
+	Unconfirmed []*Finding `json:"unconfirmed"`
 	// Notes say what the run could not do.
 	Notes []string `json:"notes,omitempty"`
 
@@ -77,7 +83,9 @@ type Finding struct {
 	Stderr string `json:"stderr,omitempty"`
 	// Reproduced says the finding showed again on a fresh session; Minimized that a smaller
 	// case still shows it; OriginalSize and Size are the bytes sent before and after.
-	Reproduced   bool `json:"reproduced"`
+	Reproduced bool `json:"reproduced"`
+	// Unconfirmed says it was tried again and did not show: it does not fail a run.
+	Unconfirmed  bool `json:"unconfirmed,omitempty"`
 	Minimized    bool `json:"minimized"`
 	OriginalSize int  `json:"originalSize"`
 	Size         int  `json:"size"`
@@ -98,6 +106,9 @@ type Finding struct {
 // SavedID is the request id findings' frames carry in reports and saved tests: finding n
 // (from 1) uses SavedID+n, far above the ids a session issues in a short test.
 const SavedID = 900000
+
+// unconfirmedIDs is where unconfirmed findings' ids start above SavedID (U1 → SavedID+50001).
+const unconfirmedIDs = 50000
 
 // MarshalJSON renders frames and the answer as text when they are UTF-8, else as base64.
 func (f *Finding) MarshalJSON() ([]byte, error) {
@@ -134,7 +145,7 @@ func newBytesJSON(b []byte) bytesJSON {
 func newReport(o *Options) *Report {
 	return &Report{
 		Seed: o.Seed, Strict: o.Strict, Outcomes: map[Outcome]int{}, Families: map[mutate.Family]*FamilyStats{},
-		Tools: []string{}, Skipped: []SkippedTool{}, Findings: []*Finding{}, byKey: map[string]*Finding{},
+		Tools: []string{}, Skipped: []SkippedTool{}, Findings: []*Finding{}, Unconfirmed: []*Finding{}, byKey: map[string]*Finding{},
 	}
 }
 
@@ -182,8 +193,13 @@ func (r *Report) record(res *CaseResult) {
 // setFrames makes template the finding's frames, with its saved id filled in.
 func (f *Finding) setFrames(template [][]byte) {
 	f.template = template
-	n := int64(SavedID)
-	fmt.Sscanf(f.ID, "F%d", &n)
+	var n int64
+	if len(f.ID) > 1 {
+		fmt.Sscanf(f.ID[1:], "%d", &n)
+	}
+	if strings.HasPrefix(f.ID, "U") {
+		n += unconfirmedIDs // apart from the findings' ids
+	}
 	f.Frames = nil
 	for _, fr := range template {
 		f.Frames = append(f.Frames, mutate.WithID(fr, SavedID+n))
@@ -225,15 +241,19 @@ func (f *Finding) size() int {
 	return n
 }
 
-// Bugs counts the findings.
+// Bugs counts the findings that fail a run (the unconfirmed ones do not).
 func (r *Report) Bugs() int { return len(r.Findings) }
 
 // Summary is one line: cases, time, seed, findings by outcome.
 func (r *Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fuzz: %d cases in %s (seed %d, stopped by %s)", r.Cases, r.Duration.Round(time.Millisecond), r.Seed, r.StoppedBy)
+	unconfirmed := ""
+	if n := len(r.Unconfirmed); n > 0 {
+		unconfirmed = fmt.Sprintf("; %d unconfirmed (seen once, not again on a fresh session: not failing the run)", n)
+	}
 	if len(r.Findings) == 0 {
-		b.WriteString(": no finding")
+		b.WriteString(": no finding" + unconfirmed)
 		return b.String()
 	}
 	counts := map[Outcome]int{}
@@ -246,7 +266,7 @@ func (r *Report) Summary() string {
 			parts = append(parts, fmt.Sprintf("%s ×%d", o, counts[o]))
 		}
 	}
-	fmt.Fprintf(&b, ": %d finding(s): %s", len(r.Findings), strings.Join(parts, ", "))
+	fmt.Fprintf(&b, ": %d finding(s): %s%s", len(r.Findings), strings.Join(parts, ", "), unconfirmed)
 	return b.String()
 }
 
