@@ -87,6 +87,7 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.IntVar(&o.DropSSEAfter, "drop-sse-after", 0, "cut every legacy Streamable HTTP SSE answer to a tools/call after N events, before its response, so the client must resume with Last-Event-ID")
 	fs.IntVar(&o.CrashOnDepth, "crash-on-depth", 0, "fuzz target: panic on a frame nested deeper than N arrays/objects")
 	fs.BoolVar(&o.PanicOnWrongType, "panic-on-wrong-type", false, "fuzz target: panic when a tools/call argument has the wrong JSON type")
+	fs.StringVar(&o.PanicOnProgressToken, "panic-on-progress-token", "", "fuzz target: panic on a tools/call `with` or `without` a progressToken in params._meta")
 	fs.StringVar(&o.MalformedMethod, "malformed-method", "", "fuzz target: answer every request of `METHOD` with truncated JSON")
 	fs.BoolVar(&o.SilentUnknownMethods, "silent-unknown-methods", false, "fuzz target: never answer requests for unknown methods")
 	fs.BoolVar(&o.AcceptInvalid, "accept-invalid", false, "fuzz target: tools take missing or wrong-typed arguments as zero values")

@@ -119,7 +119,8 @@
 // The protocol fuzzer's targets are the exceptions to that rule, each off by default:
 // [Options.CrashOnDepth] (--crash-on-depth N: the parser dies on a frame nested deeper than N),
 // [Options.PanicOnWrongType] (--panic-on-wrong-type: a tools/call handler dies on an argument of
-// the wrong JSON type), [Options.MalformedMethod] (--malformed-method M: truncated JSON answers
+// the wrong JSON type), [Options.PanicOnProgressToken] (--panic-on-progress-token with|without:
+// a tools/call handler dies with, or without, a progressToken), [Options.MalformedMethod] (--malformed-method M: truncated JSON answers
 // to every request of M), [Options.SilentUnknownMethods] (--silent-unknown-methods: unknown
 // methods are never answered) and [Options.AcceptInvalid] (--accept-invalid: tools take missing
 // or mistyped arguments as zero values). A crash they provoke is a real panic under

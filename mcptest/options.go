@@ -202,6 +202,11 @@ type Options struct {
 	// PanicOnWrongType makes tools/call crash when an argument (null included) is not of the
 	// type its tool's inputSchema declares, instead of answering isError.
 	PanicOnWrongType bool
+	// PanicOnProgressToken makes tools/call crash, the way a handler that reads
+	// params._meta.progressToken carelessly does: "without" when the call carries no token
+	// (the handler dereferences it), "with" when it carries one (the handler's progress code
+	// fails). "" is off.
+	PanicOnProgressToken string
 	// MalformedMethod, when set, answers every request of that method with truncated JSON.
 	MalformedMethod string
 	// SilentUnknownMethods leaves requests for unknown methods unanswered (a hang) instead of

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"sync"
 	"syscall"
 	"testing"
@@ -30,7 +31,13 @@ import (
 //     answered but left a timer that throws, which lands after the fuzzer's liveness ping;
 //   - `strayonce MARKER`: the reference server that, in its first life only (while the file
 //     MARKER does not exist), writes a stray `{}` line after the fourth line it reads: a frame
-//     the run sees once and never again (server-everything's `{}` events over Streamable HTTP).
+//     the run sees once and never again (server-everything's `{}` events over Streamable HTTP);
+//   - `crashafter N`: the reference server that dies with a Node-style crash report when the
+//     Nth tools/call of its life arrives, whatever its arguments;
+//   - `stdoutlog`: the reference server that logs a line of plain text to stdout for every
+//     tools/call (a code runner's console.log), whatever its arguments;
+//   - `rewriteid`: the reference server behind a filter that gives every request whose id is
+//     not a plain integer the id 424242, so it is answered under an id nobody sent.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -44,6 +51,8 @@ func TestMain(m *testing.M) {
 			os.Exit(lateCrasher(ctx))
 		case "strayonce":
 			os.Exit(strayOnce(ctx, os.Args[2]))
+		case "crashafter", "stdoutlog", "rewriteid":
+			os.Exit(filtered(ctx, os.Args[1], os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())
@@ -145,4 +154,43 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// filtered runs the `crashafter N`, `stdoutlog` and `rewriteid` servers.
+func filtered(ctx context.Context, mode string, args []string) int {
+	limit := 0
+	if mode == "crashafter" {
+		fmt.Sscanf(args[0], "%d", &limit)
+	}
+	out := &lockedWriter{w: os.Stdout}
+	plainID := regexp.MustCompile(`^-?[0-9]+$`)
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		calls := 0
+		for sc.Scan() {
+			line := sc.Bytes()
+			var m map[string]json.RawMessage
+			isCall := json.Unmarshal(line, &m) == nil && string(m["method"]) == `"tools/call"`
+			switch {
+			case mode == "crashafter" && isCall:
+				if calls++; calls == limit {
+					fmt.Fprint(os.Stderr, "file:///srv/counter.mjs:7\nRangeError: quota exceeded after 4 runs\n    at run (file:///srv/counter.mjs:7:11)\n\nNode.js v20.20.2\n")
+					os.Exit(1)
+				}
+			case mode == "stdoutlog" && isCall:
+				_, _ = out.Write([]byte("Running the code...\n"))
+			case mode == "rewriteid" && m != nil && m["method"] != nil && m["id"] != nil && !plainID.Match(m["id"]):
+				m["id"] = json.RawMessage(`424242`)
+				line, _ = json.Marshal(m)
+			}
+			_, _ = pw.Write(append(line, '\n'))
+		}
+		_ = pw.Close()
+	}()
+	if err := mcptest.ServeStdio(ctx, pr, out, &mcptest.Options{Era: mcptest.EraLegacy}); err != nil {
+		return 2
+	}
+	return 0
 }

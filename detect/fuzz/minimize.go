@@ -24,6 +24,7 @@ func (w *worker) minimizeAll(ctx context.Context, rep *Report) {
 	}
 	rep.merge()
 	rep.splitUnconfirmed()
+	rep.afterCalls()
 }
 
 // splitUnconfirmed moves the findings that were tried again and did not show to Unconfirmed,
@@ -38,12 +39,7 @@ func (r *Report) splitUnconfirmed() {
 		}
 	}
 	r.Findings = kept
-	for i, f := range r.Findings {
-		f.renumber(fmt.Sprintf("F%d", i+1))
-	}
-	for i, f := range r.Unconfirmed {
-		f.renumber(fmt.Sprintf("U%d", i+1))
-	}
+	r.renumberAll()
 }
 
 // renumber gives f the ID id, and its frames the saved id that goes with it.
@@ -84,7 +80,7 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 	if f.Outcome == Hang {
 		budget = min(budget, slowTries)
 	}
-	base := mutate.Case{N: f.Case, Family: f.Family, Kind: f.Kind, What: f.What, Tool: f.Tool, Args: f.Args, Frames: f.template}
+	base := mutate.Case{N: f.Case, Family: f.Family, Kind: f.Kind, What: f.What, Tool: f.Tool, Args: f.Args, Frames: f.template, Progress: f.ProgressToken}
 	if f.Tool != "" {
 		base.Valid, base.ValidKnown = mutate.CheckArgs(w.schemas[f.Tool], f.Args)
 	}
@@ -117,6 +113,26 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 		}
 	}
 	f.Reproduced = true
+	if base.Progress {
+		// Keep the progress token only when the finding needs it.
+		without := base
+		without.Progress = false
+		if shows(without) {
+			base, f.ProgressToken = without, false
+		}
+	}
+	plain := plainCase(base)
+	if plain.Tool != "" {
+		plain.Valid, plain.ValidKnown = mutate.CheckArgs(w.schemas[plain.Tool], plain.Args)
+	}
+	if shows(plain) {
+		// A ping, or the tool called with {}, shows it too: the input is not the cause, and
+		// shrinking would only find the smallest frame that also shows it (a lone NEL).
+		f.AnyInput = true
+		f.Detail += "; " + plainWhat(base)
+		f.Size = f.size()
+		return
+	}
 	if f.Tool != "" {
 		args := shrinkBytes(f.Args, func(a []byte) bool {
 			if !hasPath(a, f.slot) {
@@ -142,6 +158,27 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 		}
 	}
 	f.Size = f.size()
+}
+
+// plainCase is the control of a case: the same tool called with {}, or a ping.
+func plainCase(c mutate.Case) mutate.Case {
+	if c.Tool != "" {
+		c.Args, c.Slot = json.RawMessage(`{}`), nil
+		return c
+	}
+	c.Frames = [][]byte{[]byte(`{"jsonrpc":"2.0","id":` + mutate.IDToken + `,"method":"ping"}`)}
+	return c
+}
+
+// plainWhat says what plainCase sends, and what the finding therefore does not depend on.
+func plainWhat(c mutate.Case) string {
+	switch {
+	case c.Tool != "" && c.Progress:
+		return "the same tool called with {} (and a progress token) shows it too: it does not depend on the arguments"
+	case c.Tool != "":
+		return "the same tool called with {} shows it too: it does not depend on the arguments"
+	}
+	return "a plain ping shows it too: it does not depend on the input"
 }
 
 // lateCulprit looks for the case behind a crash that did not show again on its own case: the
@@ -172,7 +209,7 @@ func (w *worker) lateCulprit(f *Finding, base mutate.Case, shows func(mutate.Cas
 // blame makes c, which showed the finding again, its case, with the evidence of res.
 func (f *Finding) blame(c mutate.Case, res *CaseResult) {
 	f.Family, f.Kind, f.What, f.Case = c.Family, c.Kind, c.What, c.N
-	f.Tool, f.Args, f.slot, f.BeforeInit = c.Tool, c.Args, c.Slot, c.Family == mutate.BeforeInit
+	f.Tool, f.Args, f.slot, f.BeforeInit, f.ProgressToken = c.Tool, c.Args, c.Slot, c.Family == mutate.BeforeInit, c.Progress
 	f.template, f.Frames = nil, nil
 	if c.Family != mutate.Schema {
 		f.setFrames(c.Frames)

@@ -45,6 +45,8 @@ type Report struct {
 	Notes []string `json:"notes,omitempty"`
 
 	byKey map[string]*Finding
+	// crashes are the crashes the run saw, with what their sessions had carried.
+	crashes []crashAt
 	// schemas are the input schemas of the tools fuzzed; meta the stateless era's _meta
 	// members the frames carried (nil in the legacy era). Saving findings needs both.
 	schemas map[string]json.RawMessage
@@ -91,6 +93,16 @@ type Finding struct {
 	Size         int  `json:"size"`
 	// BeforeInit says the frames go on a connection with no handshake.
 	BeforeInit bool `json:"beforeInitialize,omitempty"`
+	// AfterCalls, when set, says the server died whatever the input once a session had
+	// carried that many calls: no case is to blame, and the finding has neither frames nor
+	// arguments.
+	AfterCalls int `json:"afterCalls,omitempty"`
+	// AnyInput says a plain request (a ping, or the tool called with {}) shows it too: it does
+	// not depend on what the case sent, so it was not minimised.
+	AnyInput bool `json:"anyInput,omitempty"`
+	// ProgressToken says a schema finding's tools/call carried a progressToken in
+	// params._meta (schema cases alternate with and without one).
+	ProgressToken bool `json:"progressToken,omitempty"`
 
 	key string
 	// took is how long the first case that showed it took.
@@ -172,6 +184,9 @@ func (r *Report) record(res *CaseResult) {
 	key := findingKey(res)
 	if f := r.byKey[key]; f != nil {
 		f.Count++
+		if res.Outcome == Crash {
+			r.crashes = append(r.crashes, crashAt{f, res.onSession})
+		}
 		return
 	}
 	c := res.Case
@@ -179,6 +194,7 @@ func (r *Report) record(res *CaseResult) {
 		ID: fmt.Sprintf("F%d", len(r.Findings)+1), Outcome: res.Outcome, Family: c.Family, Kind: c.Kind, What: c.What,
 		Detail: res.Detail, Case: c.N, Count: 1, Tool: c.Tool, Args: c.Args, Answer: res.Answer, Stderr: res.Stderr,
 		BeforeInit: c.Family == mutate.BeforeInit, key: key, slot: c.Slot, took: res.Duration, earlier: res.earlier,
+		ProgressToken: c.Progress,
 	}
 	if c.Family != mutate.Schema {
 		f.template = c.Frames
@@ -188,6 +204,9 @@ func (r *Report) record(res *CaseResult) {
 	f.Size = f.OriginalSize
 	r.byKey[key] = f
 	r.Findings = append(r.Findings, f)
+	if res.Outcome == Crash {
+		r.crashes = append(r.crashes, crashAt{f, res.onSession})
+	}
 }
 
 // setFrames makes template the finding's frames, with its saved id filled in.
@@ -206,10 +225,21 @@ func (f *Finding) setFrames(template [][]byte) {
 	}
 }
 
-// findingKey groups cases that show one bug: the outcome, the family, the kind of mutation
-// and what it addressed: the tool, or the method where the family mutates params or ids
-// (elsewhere the method is part of the mutation, or incidental).
+// findingKey groups cases that show one bug. When the outcome names its cause (see cause.go)
+// that is the key, whatever the family: the way the process ended and its crash report's
+// headline, the method left unanswered or an id the server changed, a malformed frame's fault.
+// A crash with no crash report is also told apart by what it addressed. Otherwise: the
+// outcome, the family, the kind of mutation and what it addressed: the tool, or the method
+// where the family mutates params or ids (elsewhere the method is part of the mutation, or
+// incidental).
 func findingKey(res *CaseResult) string {
+	if res.cause != "" {
+		cause := res.cause
+		if res.Outcome == Crash && strings.HasSuffix(cause, "\x00") {
+			cause += causeTarget(res)
+		}
+		return string(res.Outcome) + "\x00cause\x00" + cause
+	}
 	target := res.Case.Tool
 	switch res.Case.Family {
 	case mutate.BadParams, mutate.BadID, mutate.NotificationID, mutate.BeforeInit, mutate.WrongJSONRPC:

@@ -88,6 +88,9 @@ func (f *Finding) target() string {
 
 // request renders what the finding sends.
 func (f *Finding) request() string {
+	if f.Tool != "" && f.ProgressToken {
+		return fmt.Sprintf("tools/call %s %s (with a progressToken in _meta)", f.Tool, printable(f.Args))
+	}
 	if f.Tool != "" {
 		return fmt.Sprintf("tools/call %s %s", f.Tool, printable(f.Args))
 	}
