@@ -133,7 +133,6 @@ func (w *worker) ensure(ctx context.Context) error {
 	w.conn = c
 	w.tap.take()
 	w.count = sessionCount{Frames: w.tap.sentSince()} // the handshake's frames
-
 	return nil
 }
 
@@ -479,21 +478,24 @@ func judge(ev *evidence, res *CaseResult) {
 		if desc == "" {
 			desc = string(session.CategoryOf(gone)) + ": " + errText(gone)
 		}
-		head := crashHeadline(stderr)
+		head, exit := crashHeadline(stderr), desc
+		if !exited {
+			exit = normalizeCause(desc) // a connection error's text carries addresses and ids
+		}
 		switch {
 		case strict:
 			res.Outcome, res.Detail = Crash, "the server ended the session after a well-formed message: "+desc
-			res.cause = "well-formed\x00" + desc + "\x00" + head
+			res.cause = "well-formed\x00" + exit + "\x00" + head
 		case crashed:
 			res.Outcome, res.Detail = Crash, "the server crashed on a frame it may refuse ("+why+"): "+desc
-			res.cause = "refusable\x00" + desc + "\x00" + head
+			res.cause = "refusable\x00" + exit + "\x00" + head
 		case exited:
 			// The stdio rules let a server refuse such a frame, not die of it: one bad line
 			// from any client takes the whole server down.
 			res.Outcome = Crash
 			res.Detail = "the server process exited on a frame it may refuse (" + why + "): " + desc +
 				"; a server should answer it with a JSON-RPC error (-32700 Parse error, -32600 Invalid Request) or ignore it, and read on"
-			res.cause = "exit\x00" + desc
+			res.cause = "exit\x00" + exit
 		default:
 			res.Outcome, res.Detail = Closed, "the server ended the session on a frame it may refuse ("+why+"): "+desc
 		}
