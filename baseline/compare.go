@@ -20,9 +20,25 @@ type CompareOptions struct {
 	// LatencyAbsolute is how much it may grow in absolute terms; both tolerances must be
 	// exceeded, so a 1ms test jumping to 2ms (+100%) is noise, not a regression. Default 5ms.
 	LatencyAbsolute time.Duration `json:"latencyAbsoluteNs"`
+	// MinSamples is how many latency samples each side needs for the two tolerances above to
+	// decide alone (default 5). A p95 of fewer samples is one or two calls, which a loaded
+	// machine moves by tens of milliseconds (a 15ms test measured 39–54ms on unchanged
+	// reruns): such a test is slower only when its p95 also grew by more than NoiseFloor.
+	MinSamples int `json:"minSamples"`
+	// NoiseFloor is the absolute growth a test with fewer than MinSamples samples on either
+	// side must exceed, besides both tolerances, to count as slower or faster (default 100ms).
+	NoiseFloor time.Duration `json:"noiseFloorNs"`
 	// IgnoreLatency turns latency comparison off (for runs on noisy shared machines).
 	IgnoreLatency bool `json:"ignoreLatency,omitempty"`
 }
+
+// Defaults of [CompareOptions].
+const (
+	DefaultLatencyRelative = 0.20
+	DefaultLatencyAbsolute = 5 * time.Millisecond
+	DefaultMinSamples      = 5
+	DefaultNoiseFloor      = 100 * time.Millisecond
+)
 
 func (o *CompareOptions) resolve() CompareOptions {
 	var v CompareOptions
@@ -30,10 +46,16 @@ func (o *CompareOptions) resolve() CompareOptions {
 		v = *o
 	}
 	if v.LatencyRelative <= 0 {
-		v.LatencyRelative = 0.20
+		v.LatencyRelative = DefaultLatencyRelative
 	}
 	if v.LatencyAbsolute <= 0 {
-		v.LatencyAbsolute = 5 * time.Millisecond
+		v.LatencyAbsolute = DefaultLatencyAbsolute
+	}
+	if v.MinSamples <= 0 {
+		v.MinSamples = DefaultMinSamples
+	}
+	if v.NoiseFloor <= 0 {
+		v.NoiseFloor = DefaultNoiseFloor
 	}
 	return v
 }
@@ -76,6 +98,11 @@ type Diff struct {
 	Tools   []ToolChange   `json:"tools"`
 	// Compared counts the tests present in both runs.
 	Compared int `json:"compared"`
+	// LatencyCompared counts the tests whose latency was compared (passed on both sides, with
+	// samples); NoiseFloored how many of them had fewer than Options.MinSamples samples on
+	// either side, and so were judged against Options.NoiseFloor.
+	LatencyCompared int `json:"latencyCompared"`
+	NoiseFloored    int `json:"noiseFloored"`
 }
 
 // RunInfo identifies one side of a comparison.
@@ -141,6 +168,9 @@ type LatencyDelta struct {
 	CurrentP95  time.Duration `json:"currentP95Ns"`
 	BaseSamples int           `json:"baseSamples"`
 	CurSamples  int           `json:"currentSamples"`
+	// Tolerance is the absolute change the p95 had to exceed: the LatencyAbsolute tolerance,
+	// or the NoiseFloor when either side had fewer than MinSamples samples.
+	Tolerance time.Duration `json:"toleranceNs"`
 }
 
 // Delta is CurrentP95 − BaseP95.
@@ -246,7 +276,14 @@ func Compare(base, current *result.Run, opts *CompareOptions) *Diff {
 			d.Tests = append(d.Tests, TestChange{Kind: k, Collection: ct.col, Test: ct.t.Name, ID: ct.t.ID, Before: bt.t.Status, After: ct.t.Status})
 		}
 		if !o.IgnoreLatency && bt.t.Status == result.Passed && ct.t.Status == result.Passed {
-			if l, ok := latencyChange(o, bt.t, ct.t); ok {
+			l, judged, ok := latencyChange(o, bt.t, ct.t)
+			if judged {
+				d.LatencyCompared++
+				if l.Tolerance > o.LatencyAbsolute {
+					d.NoiseFloored++
+				}
+			}
+			if ok {
 				l.Collection, l.Test, l.ID = ct.col, ct.t.Name, ct.t.ID
 				d.Latency = append(d.Latency, l)
 			}
@@ -338,16 +375,21 @@ func samples(t *result.Test) []time.Duration {
 // P95 is the nearest-rank 95th percentile of ds (0 for none).
 func P95(ds []time.Duration) time.Duration { return stats.Percentile(ds, 95) }
 
-// latencyChange compares p95s against both tolerances.
-func latencyChange(o CompareOptions, bt, ct *result.Test) (LatencyDelta, bool) {
+// latencyChange compares p95s against both tolerances, the absolute one raised to the noise
+// floor when either side has too few samples for its p95 to be more than one call.
+// judged says both sides had samples; moved that the p95 moved beyond the tolerances.
+func latencyChange(o CompareOptions, bt, ct *result.Test) (l LatencyDelta, judged, moved bool) {
 	bs, cs := samples(bt), samples(ct)
 	if len(bs) == 0 || len(cs) == 0 {
-		return LatencyDelta{}, false
+		return LatencyDelta{}, false, false
 	}
 	b, c := P95(bs), P95(cs)
-	l := LatencyDelta{BaseP95: b, CurrentP95: c, BaseSamples: len(bs), CurSamples: len(cs)}
+	l = LatencyDelta{BaseP95: b, CurrentP95: c, BaseSamples: len(bs), CurSamples: len(cs), Tolerance: o.LatencyAbsolute}
+	if min(len(bs), len(cs)) < o.MinSamples {
+		l.Tolerance = max(l.Tolerance, o.NoiseFloor)
+	}
 	beyond := func(lo, hi time.Duration) bool {
-		return float64(hi) > float64(lo)*(1+o.LatencyRelative) && hi-lo > o.LatencyAbsolute
+		return float64(hi) > float64(lo)*(1+o.LatencyRelative) && hi-lo > l.Tolerance
 	}
 	switch {
 	case beyond(b, c):
@@ -355,9 +397,9 @@ func latencyChange(o CompareOptions, bt, ct *result.Test) (LatencyDelta, bool) {
 	case beyond(c, b):
 		l.Kind = Faster
 	default:
-		return l, false
+		return l, true, false
 	}
-	return l, true
+	return l, true, true
 }
 
 // tools merges the tools/list snapshots of every collection by server; the first collection to

@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,30 +77,52 @@ func TestCompareTests(t *testing.T) {
 	}
 }
 
+// many is n samples of d, the last one last instead when given.
+func many(n int, d time.Duration, last ...time.Duration) []time.Duration {
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		ds[i] = d
+	}
+	if len(last) > 0 {
+		ds[n-1] = last[0]
+	}
+	return ds
+}
+
 func TestCompareLatency(t *testing.T) {
 	P, F := result.Passed, result.Failed
+	five := func(d time.Duration, last ...time.Duration) *result.Test { return tst("a", P, many(5, d, last...)...) }
 	cases := []struct {
-		name     string
-		opts     *CompareOptions
-		base     *result.Test
-		cur      *result.Test
-		kind     Kind // "" = no latency change reported
-		base95   time.Duration
-		cur95    time.Duration
-		samplesB int
-		samplesC int
+		name      string
+		opts      *CompareOptions
+		base      *result.Test
+		cur       *result.Test
+		kind      Kind // "" = no latency change reported
+		base95    time.Duration
+		cur95     time.Duration
+		samplesB  int
+		samplesC  int
+		tolerance time.Duration
 	}{
-		{"slower beyond both tolerances", nil, tst("a", P, 10*ms), tst("a", P, 20*ms), Slower, 10 * ms, 20 * ms, 1, 1},
-		{"relative only is noise (1ms→3ms)", nil, tst("a", P, 1*ms), tst("a", P, 3*ms), "", 0, 0, 0, 0},
-		{"absolute only is noise (100ms→110ms)", nil, tst("a", P, 100*ms), tst("a", P, 110*ms), "", 0, 0, 0, 0},
-		{"just at the tolerance is not slower", nil, tst("a", P, 100*ms), tst("a", P, 120*ms), "", 0, 0, 0, 0},
-		{"faster beyond both", nil, tst("a", P, 50*ms), tst("a", P, 20*ms), Faster, 50 * ms, 20 * ms, 1, 1},
-		{"tighter options", &CompareOptions{LatencyRelative: 0.05, LatencyAbsolute: time.Millisecond}, tst("a", P, 100*ms), tst("a", P, 110*ms), Slower, 100 * ms, 110 * ms, 1, 1},
-		{"ignored", &CompareOptions{IgnoreLatency: true}, tst("a", P, 10*ms), tst("a", P, 90*ms), "", 0, 0, 0, 0},
-		{"p95 over attempts", nil, tst("a", P, 10*ms, 11*ms, 12*ms), tst("a", P, 10*ms, 11*ms, 40*ms), Slower, 12 * ms, 40 * ms, 3, 3},
-		{"failing side not compared", nil, tst("a", P, 10*ms), tst("a", F, 90*ms), "", 0, 0, 0, 0},
+		{"slower beyond both tolerances", nil, five(10 * ms), five(20 * ms), Slower, 10 * ms, 20 * ms, 5, 5, 5 * ms},
+		{"relative only is noise (1ms→3ms)", nil, five(1 * ms), five(3 * ms), "", 0, 0, 0, 0, 0},
+		{"absolute only is noise (100ms→110ms)", nil, five(100 * ms), five(110 * ms), "", 0, 0, 0, 0, 0},
+		{"just at the tolerance is not slower", nil, five(100 * ms), five(120 * ms), "", 0, 0, 0, 0, 0},
+		{"faster beyond both", nil, five(50 * ms), five(20 * ms), Faster, 50 * ms, 20 * ms, 5, 5, 5 * ms},
+		{"tighter options", &CompareOptions{LatencyRelative: 0.05, LatencyAbsolute: time.Millisecond}, five(100 * ms), five(110 * ms), Slower, 100 * ms, 110 * ms, 5, 5, time.Millisecond},
+		{"ignored", &CompareOptions{IgnoreLatency: true}, five(10 * ms), five(90 * ms), "", 0, 0, 0, 0, 0},
+		{"p95 over attempts", nil, five(10*ms, 12*ms), five(10*ms, 40*ms), Slower, 12 * ms, 40 * ms, 5, 5, 5 * ms},
+		{"failing side not compared", nil, five(10 * ms), tst("a", F, many(5, 90*ms)...), "", 0, 0, 0, 0, 0},
+		// One sample a side: a loaded machine moved an unchanged 15ms test to 39–54ms on
+		// three reruns out of three. Within the noise floor that is not a regression…
+		{"one sample: noise on a loaded machine", nil, tst("a", P, 15*ms), tst("a", P, 54*ms), "", 0, 0, 0, 0, 0},
+		{"few samples on one side only", nil, five(15 * ms), tst("a", P, 54*ms), "", 0, 0, 0, 0, 0},
+		// … while a slowdown beyond it still is, with the floor it was judged against.
+		{"one sample: a real slowdown", nil, tst("a", P, 15*ms), tst("a", P, 400*ms), Slower, 15 * ms, 400 * ms, 1, 1, 100 * ms},
 		{"test latency when no attempts", nil, &result.Test{ID: "a", Name: "test a", Status: P, Latency: 10 * ms},
-			&result.Test{ID: "a", Name: "test a", Status: P, Latency: 30 * ms}, Slower, 10 * ms, 30 * ms, 1, 1},
+			&result.Test{ID: "a", Name: "test a", Status: P, Latency: 300 * ms}, Slower, 10 * ms, 300 * ms, 1, 1, 100 * ms},
+		{"noise floor set by the caller", &CompareOptions{NoiseFloor: 20 * ms}, tst("a", P, 15*ms), tst("a", P, 54*ms), Slower, 15 * ms, 54 * ms, 1, 1, 20 * ms},
+		{"enough samples set by the caller", &CompareOptions{MinSamples: 1}, tst("a", P, 15*ms), tst("a", P, 54*ms), Slower, 15 * ms, 54 * ms, 1, 1, 5 * ms},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,7 +130,7 @@ func TestCompareLatency(t *testing.T) {
 			var want []LatencyDelta
 			if tc.kind != "" {
 				want = []LatencyDelta{{Kind: tc.kind, Collection: "c", Test: "test a", ID: "a",
-					BaseP95: tc.base95, CurrentP95: tc.cur95, BaseSamples: tc.samplesB, CurSamples: tc.samplesC}}
+					BaseP95: tc.base95, CurrentP95: tc.cur95, BaseSamples: tc.samplesB, CurSamples: tc.samplesC, Tolerance: tc.tolerance}}
 			} else {
 				want = []LatencyDelta{}
 			}
@@ -118,6 +141,24 @@ func TestCompareLatency(t *testing.T) {
 				t.Errorf("Regressed() = %v", got)
 			}
 		})
+	}
+}
+
+// TestLatencyGateSaysWhatItUsed: the text report states the gate, and that tests with too few
+// samples were held to the noise floor.
+func TestLatencyGateSaysWhatItUsed(t *testing.T) {
+	d := Compare(runOf(tst("a", result.Passed, 15*ms), tst("b", result.Passed, many(5, 10*ms)...)),
+		runOf(tst("a", result.Passed, 54*ms), tst("b", result.Passed, many(5, 10*ms)...)), nil)
+	if d.Regressed() || d.LatencyCompared != 2 || d.NoiseFloored != 1 {
+		t.Fatalf("regressed %v, compared %d, noise-floored %d; want false, 2, 1", d.Regressed(), d.LatencyCompared, d.NoiseFloored)
+	}
+	var b strings.Builder
+	if err := d.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "Latency gate: a p95 change beyond 20% and 5.0ms; 1 of the 2 tests compared had fewer than 5 samples on a side, too few to tell noise from a change, so they needed more than 100ms."
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("text report lacks %q:\n%s", want, b.String())
 	}
 }
 

@@ -127,8 +127,8 @@ func (d *Diff) sections() []section {
 		}
 	}
 	for _, l := range d.Latency {
-		text := fmt.Sprintf("%s: p95 %s → %s (%s, %+.0f%%; %d vs %d samples)", testLabel(l.Collection, l.Test),
-			textfmt.Duration(l.BaseP95), textfmt.Duration(l.CurrentP95), signedDur(l.Delta()), l.Percent(), l.BaseSamples, l.CurSamples)
+		text := fmt.Sprintf("%s: p95 %s → %s (%s, %+.0f%%; %d vs %d samples; gate %s)", testLabel(l.Collection, l.Test),
+			textfmt.Duration(l.BaseP95), textfmt.Duration(l.CurrentP95), signedDur(l.Delta()), l.Percent(), l.BaseSamples, l.CurSamples, textfmt.Duration(l.Tolerance))
 		if l.Kind == Slower {
 			reg.lines = append(reg.lines, line{text: "slower " + text})
 		} else {
@@ -197,8 +197,11 @@ func (d *Diff) meaning() []string {
 		out = append(out, fmt.Sprintf("%s that passed on the baseline now %s: a behaviour change in the server, or a test that relied on it.", textfmt.Plural(n, "test"), agree(n, "fails", "fail")))
 	}
 	if n := r[Slower]; n > 0 {
-		out = append(out, fmt.Sprintf("%s got slower than the tolerance (%.0f%% and %s): a single run is noisy, so re-run before blaming the code; a repeat is a real slowdown.",
-			textfmt.Plural(n, "test"), d.Options.LatencyRelative*100, textfmt.Duration(d.Options.LatencyAbsolute)))
+		out = append(out, fmt.Sprintf("%s got slower than the tolerance: a single run is noisy, so re-run before blaming the code; a repeat is a real slowdown.",
+			textfmt.Plural(n, "test")))
+	}
+	if !d.Options.IgnoreLatency && d.LatencyCompared > 0 {
+		out = append(out, d.latencyGate())
 	}
 	if n := r[Removed] + r[Breaking]; n > 0 {
 		out = append(out, fmt.Sprintf("%s %s removed or changed incompatibly: existing clients and prompts that call %s will break.", textfmt.Plural(n, "tool"), agree(n, "was", "were"), agree(n, "it", "them")))
@@ -213,6 +216,17 @@ func (d *Diff) meaning() []string {
 		out = append(out, fmt.Sprintf("%s failing on the baseline now %s: the baseline is stale — save a new one once this lands.", textfmt.Plural(fixed, "test"), agree(fixed, "passes", "pass")))
 	}
 	return out
+}
+
+// latencyGate says what the latency comparison used.
+func (d *Diff) latencyGate() string {
+	o := d.Options
+	s := fmt.Sprintf("Latency gate: a p95 change beyond %.0f%% and %s", o.LatencyRelative*100, textfmt.Duration(o.LatencyAbsolute))
+	if d.NoiseFloored == 0 {
+		return s + fmt.Sprintf(" (%s compared, each with at least %d samples a side).", textfmt.Plural(d.LatencyCompared, "test"), o.MinSamples)
+	}
+	return s + fmt.Sprintf("; %d of the %s compared had fewer than %d samples on a side, too few to tell noise from a change, so they needed more than %s.",
+		d.NoiseFloored, textfmt.Plural(d.LatencyCompared, "test"), o.MinSamples, textfmt.Duration(max(o.NoiseFloor, o.LatencyAbsolute)))
 }
 
 // agree picks the singular or plural word for n.

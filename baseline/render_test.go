@@ -18,14 +18,14 @@ import (
 // everyClass is a baseline/current pair with one change of every kind.
 func everyClass() (*result.Run, *result.Run) {
 	P, F, E := result.Passed, result.Failed, result.Errored
-	base := runOf(tst("reg", P, 10*ms), tst("fix", F, 10*ms), tst("chg", F), tst("slow", P, 10*ms, 12*ms),
-		tst("fast", P, 80*ms), tst("gone", P, 5*ms), tst("same", P, 10*ms))
+	base := runOf(tst("reg", P, 10*ms), tst("fix", F, 10*ms), tst("chg", F), tst("slow", P, many(5, 10*ms, 12*ms)...),
+		tst("fast", P, many(5, 80*ms)...), tst("gone", P, 5*ms), tst("same", P, 10*ms))
 	base.ID, base.Git = "base-run", &result.Git{Branch: "main", Commit: "1111111111111111"}
 	base.Collections[0].Tools = map[string][]result.Tool{"srv": {
 		tool("echo", obj, ""), tool("add", `{"type":"object","properties":{"a":{"type":"number"}}}`, ""), tool("old", "", ""),
 	}}
-	cur := runOf(tst("reg", F, 10*ms), tst("fix", P, 10*ms), tst("chg", E), tst("slow", P, 10*ms, 40*ms),
-		tst("fast", P, 20*ms), tst("same", P, 11*ms), tst("new <b>|*", P, 1*ms))
+	cur := runOf(tst("reg", F, 10*ms), tst("fix", P, 10*ms), tst("chg", E), tst("slow", P, many(5, 10*ms, 40*ms)...),
+		tst("fast", P, many(5, 20*ms)...), tst("same", P, 11*ms), tst("new <b>|*", P, 1*ms))
 	cur.ID, cur.Git = "cur-run", &result.Git{Branch: "feature/x", Commit: "2222222222222222"}
 	cur.Collections[0].Tools = map[string][]result.Tool{"srv": {
 		tool("echo", `{"type":"object","properties":{"text":{"type":"string","description":"what to echo"}},"required":["text","lang"]}`, ""),

@@ -59,6 +59,9 @@
 //     other is an echo whose name is a collection template.
 //   - time(): only with [Options.TimeTool] (--time-tool); the current time as text and as
 //     structuredContent {time}: answers that differ by design.
+//   - delete_notes() and fetch_url(url): only with [Options.HintedTools] (--hinted-tools);
+//     annotated destructiveHint and openWorldHint, so a tester must leave them alone unless
+//     told otherwise. Neither does anything but answer.
 //   - add_note(text), list_notes(): only with [Options.Notes] (--notes); a store every session
 //     shares, written by add_note and read by list_notes (text one note a line, and
 //     structuredContent {notes, count}). [Options.LostUpdates] (--lost-updates) makes add_note a
@@ -125,7 +128,8 @@
 // The protocol fuzzer's targets are the exceptions to that rule, each off by default:
 // [Options.CrashOnDepth] (--crash-on-depth N: the parser dies on a frame nested deeper than N),
 // [Options.PanicOnWrongType] (--panic-on-wrong-type: a tools/call handler dies on an argument of
-// the wrong JSON type), [Options.MalformedMethod] (--malformed-method M: truncated JSON answers
+// the wrong JSON type), [Options.PanicOnProgressToken] (--panic-on-progress-token with|without:
+// a tools/call handler dies with, or without, a progressToken), [Options.MalformedMethod] (--malformed-method M: truncated JSON answers
 // to every request of M), [Options.SilentUnknownMethods] (--silent-unknown-methods: unknown
 // methods are never answered) and [Options.AcceptInvalid] (--accept-invalid: tools take missing
 // or mistyped arguments as zero values). A crash they provoke is a real panic under

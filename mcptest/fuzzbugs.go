@@ -3,6 +3,7 @@ package mcptest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 )
 
@@ -63,6 +64,11 @@ func (f *faultHandler) fuzzBug(ctx context.Context, p peer, req *request) (resp 
 			f.b.die("tools/call: argument " + prop + " has the wrong type")
 			return &response{abort: true}, true
 		}
+	case o.PanicOnProgressToken != "" && req.Method == "tools/call":
+		if has := hasProgressToken(req.Params); has == (o.PanicOnProgressToken == "with") {
+			f.b.die(fmt.Sprintf("tools/call: progressToken present: %v", has))
+			return &response{abort: true}, true
+		}
 	case o.MalformedMethod != "" && req.Method == o.MalformedMethod:
 		resp := f.next.handle(ctx, p, req)
 		if resp != nil {
@@ -79,6 +85,16 @@ func (f *faultHandler) fuzzBug(ctx context.Context, p peer, req *request) (resp 
 		return resp, true
 	}
 	return nil, false
+}
+
+// hasProgressToken reports whether params carry _meta.progressToken.
+func hasProgressToken(params json.RawMessage) bool {
+	var p struct {
+		Meta struct {
+			Token json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Meta.Token != nil
 }
 
 // wrongTypedArgument returns the name of a tools/call argument whose JSON type (null

@@ -143,6 +143,10 @@ type Options struct {
 	// and whose calls fail with them, and leak{{env.DB_URL}} (an echo), whose name is a
 	// collection template. Off by default, so the tool list stays the same.
 	HostileText bool
+	// HintedTools adds two tools whose annotations tell a tester to keep off: delete_notes
+	// (destructiveHint: it claims to delete data) and fetch_url (openWorldHint: it claims to
+	// fetch a URL). Neither does anything but answer; both are for tests of tool selection.
+	HintedTools bool
 	// WrongID answers tools/call with an id off by 1000 (a string id gets the suffix "+1000").
 	WrongID bool
 	// DropSSEAfter, when positive, cuts every SSE answer to a tools/call of a legacy
@@ -219,6 +223,11 @@ type Options struct {
 	// PanicOnWrongType makes tools/call crash when an argument (null included) is not of the
 	// type its tool's inputSchema declares, instead of answering isError.
 	PanicOnWrongType bool
+	// PanicOnProgressToken makes tools/call crash, the way a handler that reads
+	// params._meta.progressToken carelessly does: "without" when the call carries no token
+	// (the handler dereferences it), "with" when it carries one (the handler's progress code
+	// fails). "" is off.
+	PanicOnProgressToken string
 	// MalformedMethod, when set, answers every request of that method with truncated JSON.
 	MalformedMethod string
 	// SilentUnknownMethods leaves requests for unknown methods unanswered (a hang) instead of

@@ -180,6 +180,9 @@ func (b *Backend) visibleTools(stateless, tasks bool) []*tool {
 	if b.opts.HostileText {
 		all = append(all, hostileTools()...)
 	}
+	if b.opts.HintedTools {
+		all = append(all, hintedTools()...)
+	}
 	if b.opts.AllDestructive {
 		all = markDestructive(all)
 	}
@@ -472,6 +475,25 @@ func runJob(_ *Backend, tc *toolCall) (*toolResult, *rpcError) {
 		return nil, newError(CodeServerError, "job failed on purpose")
 	}
 	return textResult(fmt.Sprintf("job done after %dms%s", ms, text)), nil
+}
+
+// hintedTools are the tools [Options.HintedTools] adds: annotated destructive and open-world,
+// harmless in fact.
+func hintedTools() []*tool {
+	return []*tool{
+		{
+			Name: "delete_notes", Title: "Delete notes", Description: "Claims to delete every note (it deletes nothing): annotated destructiveHint.",
+			InputSchema: objectSchema(map[string]any{}),
+			Annotations: map[string]any{"readOnlyHint": false, "destructiveHint": true, "openWorldHint": false},
+			run:         func(*Backend, *toolCall) (*toolResult, *rpcError) { return textResult("deleted 0 notes"), nil },
+		},
+		{
+			Name: "fetch_url", Title: "Fetch URL", Description: "Claims to fetch a URL (it fetches nothing): annotated openWorldHint.",
+			InputSchema: objectSchema(map[string]any{"url": prop("string", "The URL to fetch.")}, "url"),
+			Annotations: map[string]any{"readOnlyHint": true, "openWorldHint": true},
+			run:         func(*Backend, *toolCall) (*toolResult, *rpcError) { return textResult("fetched nothing"), nil },
+		},
+	}
 }
 
 // timeTool is the tool [Options.TimeTool] adds.

@@ -24,10 +24,10 @@
 //     anything to the server's stdin that is not a valid MCP message"; a batch is valid only in
 //     2025-03-26; a notification carries no id; only pings may come before initialize;
 //     RFC 8259 §9 lets a parser limit size and nesting). The server may answer it with an error,
-//     ignore it, or end the session — the Go SDK closes the connection and exits 1 on a line
-//     that is not JSON, which is fine (closed). It must not crash: death by a signal, an exit
-//     status of 2 or more, or a crash report on stderr (a Go panic, a Node uncaught exception,
-//     a Python traceback, a Rust panic) is a crash. A server that stops answering after such a
+//     ignore it, or close the connection and stay up (closed). It must not die of it: a
+//     process that exits after such a frame, whatever its status (the Go SDK v1.8.0 exits 1 on
+//     a line that is not JSON), is a crash, as are death by a signal and a crash report on
+//     stderr (a Go panic, a Node uncaught exception, a Python traceback, a Rust panic). A server that stops answering after such a
 //     frame may be waiting for the rest of a message (desynced): the session is replaced, and
 //     it is not a bug.
 //   - Whatever the server sends must be well-formed JSON-RPC (JSON-RPC 2.0 §4, §5: exactly one
@@ -41,10 +41,17 @@
 // annotated openWorldHint unless Options.IncludeOpenWorld; frame cases never name a tool that
 // exists.
 //
+// Every other schema case carries a progressToken in params._meta ([mutate.Case.Progress]).
+//
 // # Findings
 //
-// Cases that end the same way (outcome, family, kind of mutation, tool or method) are one
-// [Finding]. Each is reproduced on a fresh session and minimised within Options.MinimizeRuns
+// Cases that show one cause are one [Finding] (see findingKey): a crash's exit and crash
+// report headline, a hang's method or an id the server changed, a malformed frame's fault;
+// otherwise cases that end the same way (outcome, family, kind of mutation, tool or method).
+// A finding that does not show again on a fresh session is unconfirmed ([Report.Unconfirmed])
+// and fails nothing; crashes that come with a session's number of calls whatever the case are
+// one finding of kind after-calls; a finding a plain ping (or the tool called with {}) shows
+// too is AnyInput and not shrunk. Each is reproduced on a fresh session and minimised within Options.MinimizeRuns
 // reproductions: repeated runs (a long string, deep nesting) are cut by binary search, object
 // members removed, small frames that are not JSON cut by delta debugging — keeping, for a
 // schema case, the property the mutation set. A crash that does not show again on its own case

@@ -38,6 +38,17 @@ type CaseResult struct {
 	// earlier are the cases run before this one on its session, oldest first, kept when it
 	// crashed: a crash that comes after the answer shows only during a later case.
 	earlier []mutate.Case
+	// cause names what the outcome came from when it can be told apart from the case (see
+	// findingKey): a crash's exit and crash report, a hang's method, a malformed frame's fault.
+	cause string
+	// onSession counts, when the case ended, the cases run on its session (this one included),
+	// the tools/calls among them and the frames sent (pings and the handshake included).
+	onSession sessionCount
+}
+
+// sessionCount counts what a session carried.
+type sessionCount struct {
+	Cases, Calls, Frames int
 }
 
 // excerptSize bounds the answers and frames kept in results.
@@ -69,6 +80,8 @@ type worker struct {
 	// linger, when set, makes every case wait that long after its liveness ping and ping
 	// again, to see a crash that comes a moment after the answer.
 	linger time.Duration
+	// count is what the current session has carried.
+	count sessionCount
 }
 
 // lateSuspects is how many earlier cases of a session a crash that does not reproduce on its
@@ -87,6 +100,13 @@ func (w *worker) adjust(o *session.Options) {
 		w.tap.hook(d, f)
 		if next != nil {
 			next(d, f)
+		}
+	}
+	nextFinding := o.OnFinding
+	o.OnFinding = func(f session.Finding) {
+		w.tap.finding(f)
+		if nextFinding != nil {
+			nextFinding(f)
 		}
 	}
 	o.HangThreshold, o.HangGrace = 0, 0
@@ -112,6 +132,7 @@ func (w *worker) ensure(ctx context.Context) error {
 	w.opened++
 	w.conn = c
 	w.tap.take()
+	w.count = sessionCount{Frames: w.tap.sentSince()} // the handshake's frames
 	return nil
 }
 
@@ -220,6 +241,9 @@ type evidence struct {
 	stderr stderrMark
 	// slowOK says the awaited request may legitimately take long (tools/call).
 	slowOK bool
+	// strays are the responses received while the case ran whose id no request of the
+	// session's or of the case's carried.
+	strays [][]byte
 }
 
 // runFrames sends a frame case on the session.
@@ -273,11 +297,16 @@ func (w *worker) runFrames(ctx context.Context, c mutate.Case, res *CaseResult) 
 func (w *worker) runTool(ctx context.Context, c mutate.Case, res *CaseResult) {
 	conn := w.conn
 	ev := evidence{stderr: markStderr(conn.StderrPath, conn.Process), awaited: true, slowOK: true}
-	frame := toolFrame(c.Tool, c.Args)
+	frame := toolFrame(c.Tool, c.Args, c.Progress)
 	res.Sent = [][]byte{frame}
 	ev.contracts = []mutate.Contract{mutate.Judge(frame)}
 	ev.sent = res.Sent
-	ev.tool, ev.err = conn.CallTool(ctx, c.Tool, c.Args, &session.CallOptions{Timeout: w.opts.HangAfter})
+	opts := &session.CallOptions{Timeout: w.opts.HangAfter}
+	if c.Progress {
+		// The session sends a progress token in params._meta when progress is asked for.
+		opts.OnProgress = func(session.Progress) {}
+	}
+	ev.tool, ev.err = conn.CallTool(ctx, c.Tool, c.Args, opts)
 	w.settle(ctx, &ev)
 	judge(&ev, res)
 	if res.Outcome == Answered && c.ValidKnown && !c.Valid {
@@ -285,10 +314,15 @@ func (w *worker) runTool(ctx context.Context, c mutate.Case, res *CaseResult) {
 	}
 }
 
-// toolFrame is the tools/call frame a schema case amounts to (for reports and saved tests).
-func toolFrame(tool string, args json.RawMessage) []byte {
+// toolFrame is the tools/call frame a schema case amounts to (for reports and saved tests),
+// with a progress token when progress is set.
+func toolFrame(tool string, args json.RawMessage, progress bool) []byte {
 	name, _ := json.Marshal(tool)
-	return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":` + string(name) + `,"arguments":` + string(args) + `}}`)
+	meta := ""
+	if progress {
+		meta = `"_meta":{"progressToken":1},`
+	}
+	return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `"name":` + string(name) + `,"arguments":` + string(args) + `}}`)
 }
 
 // settle waits for the answers due, checks that the server still answers, and collects the
@@ -336,6 +370,22 @@ func (w *worker) settle(ctx context.Context, ev *evidence) {
 		}
 	}
 	ev.frames = w.tap.take()
+	for _, f := range w.tap.takeFindings() {
+		if id := idOf(f); id != nil && !sentID(ev.sent, id) {
+			ev.strays = append(ev.strays, f)
+		}
+	}
+	w.count.Frames += w.tap.sentSince()
+}
+
+// sentID reports whether one of the frames carries id.
+func sentID(sent [][]byte, id []byte) bool {
+	for _, f := range sent {
+		if mine := idOf(f); mine != nil && mutate.SameID(mine, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // ping checks that the server still answers: a ping with its own id and deadline. Any well-formed answer, an error (a JSON-RPC error, an HTTP status) included, is
@@ -424,14 +474,28 @@ func judge(ev *evidence, res *CaseResult) {
 	case gone != nil:
 		stderr := ev.stderr.since(gone)
 		desc, crashed := exitFault(gone, stderr)
+		exited := desc != ""
 		if desc == "" {
 			desc = string(session.CategoryOf(gone)) + ": " + errText(gone)
+		}
+		head, exit := crashHeadline(stderr), desc
+		if !exited {
+			exit = normalizeCause(desc) // a connection error's text carries addresses and ids
 		}
 		switch {
 		case strict:
 			res.Outcome, res.Detail = Crash, "the server ended the session after a well-formed message: "+desc
+			res.cause = "well-formed\x00" + exit + "\x00" + head
 		case crashed:
 			res.Outcome, res.Detail = Crash, "the server crashed on a frame it may refuse ("+why+"): "+desc
+			res.cause = "refusable\x00" + exit + "\x00" + head
+		case exited:
+			// The stdio rules let a server refuse such a frame, not die of it: one bad line
+			// from any client takes the whole server down.
+			res.Outcome = Crash
+			res.Detail = "the server process exited on a frame it may refuse (" + why + "): " + desc +
+				"; a server should answer it with a JSON-RPC error (-32700 Parse error, -32600 Invalid Request) or ignore it, and read on"
+			res.cause = "exit\x00" + exit
 		default:
 			res.Outcome, res.Detail = Closed, "the server ended the session on a frame it may refuse ("+why+"): "+desc
 		}
@@ -441,6 +505,7 @@ func judge(ev *evidence, res *CaseResult) {
 		}
 		return
 	case ev.awaited && session.CategoryOf(ev.err) == session.Timeout:
+		res.cause = hangCause(ev, res)
 		switch {
 		case ev.live == nil && ev.slowOK:
 			res.Outcome, res.Detail = Slow, fmt.Sprintf("no answer within %s, but the server answers other requests", timeoutOf(ev.err))
@@ -457,18 +522,38 @@ func judge(ev *evidence, res *CaseResult) {
 		if strict {
 			res.Outcome, res.Detail = Hang, "the server stopped answering after a well-formed message: "+errText(ev.live)
 			res.Stderr = ev.stderr.since(nil)
+			res.cause = "stopped\x00" + crashHeadline(res.Stderr)
 		} else {
 			res.Outcome, res.Detail = Desynced, "the server stopped answering after a frame that breaks the framing rules ("+why+")"
 		}
 		return
 	case bad != nil:
 		res.Outcome, res.Detail, res.Answer = Malformed, "the server sent a malformed frame: "+badWhy, cut(bad)
+		res.cause = normalizeCause(badWhy)
 		return
 	case len(ev.missing) > 0:
 		res.Outcome, res.Detail = Hang, "a well-formed request with id "+abbreviate(ev.missing[0], 40)+" got no answer, though the server answers a ping"
+		res.cause = hangCause(ev, res)
+		if len(ev.strays) > 0 {
+			res.Detail += "; an answer came under an id no request carried (" + abbreviate(string(idOf(ev.strays[0])), 40) +
+				"): the server changed the request's id (JSON-RPC 2.0 §5: a response carries the request's id)"
+		}
 		return
 	}
 	judgeAnswer(ev, res, strict, why)
+}
+
+// hangCause names why a request went unanswered: the server answered under another id (one
+// cause, whatever the id it got), or the method (and tool) it left unanswered.
+func hangCause(ev *evidence, res *CaseResult) string {
+	if len(ev.strays) > 0 {
+		return "rewrote-id"
+	}
+	target := res.Case.Tool
+	if target == "" && len(res.Sent) > 0 {
+		target = methodOf(res.Sent[0])
+	}
+	return "unanswered\x00" + target
 }
 
 // judgeAnswer decides between answered, rejected, tool error and ignored.

@@ -23,6 +23,31 @@ func (w *worker) minimizeAll(ctx context.Context, rep *Report) {
 		w.minimize(ctx, f)
 	}
 	rep.merge()
+	rep.splitUnconfirmed()
+	rep.afterCalls()
+}
+
+// splitUnconfirmed moves the findings that were tried again and did not show to Unconfirmed,
+// and numbers both lists again (unconfirmed ones as U1, U2 …).
+func (r *Report) splitUnconfirmed() {
+	kept := []*Finding{}
+	for _, f := range r.Findings {
+		if f.Unconfirmed {
+			r.Unconfirmed = append(r.Unconfirmed, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	r.Findings = kept
+	r.renumberAll()
+}
+
+// renumber gives f the ID id, and its frames the saved id that goes with it.
+func (f *Finding) renumber(id string) {
+	f.ID = id
+	if f.template != nil {
+		f.setFrames(f.template)
+	}
 }
 
 // merge folds findings that minimised to the same case into the first of them, and numbers
@@ -44,10 +69,7 @@ func (r *Report) merge() {
 		}
 	}
 	for i, f := range out {
-		f.ID = fmt.Sprintf("F%d", i+1)
-		if f.template != nil {
-			f.setFrames(f.template)
-		}
+		f.renumber(fmt.Sprintf("F%d", i+1))
 	}
 	r.Findings = out
 }
@@ -58,11 +80,12 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 	if f.Outcome == Hang {
 		budget = min(budget, slowTries)
 	}
-	base := mutate.Case{N: f.Case, Family: f.Family, Kind: f.Kind, What: f.What, Tool: f.Tool, Args: f.Args, Frames: f.template}
+	base := mutate.Case{N: f.Case, Family: f.Family, Kind: f.Kind, What: f.What, Tool: f.Tool, Args: f.Args, Frames: f.template, Progress: f.ProgressToken}
 	if f.Tool != "" {
 		base.Valid, base.ValidKnown = mutate.CheckArgs(w.schemas[f.Tool], f.Args)
 	}
 	var last *CaseResult
+	tried := false
 	shows := func(c mutate.Case) bool {
 		if budget <= 0 || ctx.Err() != nil {
 			return false
@@ -70,6 +93,7 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 		budget--
 		res, err := w.run(ctx, c)
 		last = res
+		tried = tried || err == nil
 		return err == nil && res.Outcome == f.Outcome
 	}
 	// The first reproduction starts from a fresh session: what earlier cases did cannot matter.
@@ -77,6 +101,9 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 	if !shows(base) {
 		culprit, earlier, ok := w.lateCulprit(f, base, shows)
 		if !ok {
+			// Tried on a session that opened, it did not show: unconfirmed. Not tried (no
+			// budget, no time, the server could not be reached again), it stands.
+			f.Unconfirmed = tried && ctx.Err() == nil
 			return
 		}
 		defer func() { w.linger = 0 }()
@@ -86,6 +113,26 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 		}
 	}
 	f.Reproduced = true
+	if base.Progress {
+		// Keep the progress token only when the finding needs it.
+		without := base
+		without.Progress = false
+		if shows(without) {
+			base, f.ProgressToken = without, false
+		}
+	}
+	plain := plainCase(base)
+	if plain.Tool != "" {
+		plain.Valid, plain.ValidKnown = mutate.CheckArgs(w.schemas[plain.Tool], plain.Args)
+	}
+	if shows(plain) {
+		// A ping, or the tool called with {}, shows it too: the input is not the cause, and
+		// shrinking would only find the smallest frame that also shows it (a lone NEL).
+		f.AnyInput = true
+		f.Detail += "; " + plainWhat(base)
+		f.Size = f.size()
+		return
+	}
 	if f.Tool != "" {
 		args := shrinkBytes(f.Args, func(a []byte) bool {
 			if !hasPath(a, f.slot) {
@@ -111,6 +158,27 @@ func (w *worker) minimize(ctx context.Context, f *Finding) {
 		}
 	}
 	f.Size = f.size()
+}
+
+// plainCase is the control of a case: the same tool called with {}, or a ping.
+func plainCase(c mutate.Case) mutate.Case {
+	if c.Tool != "" {
+		c.Args, c.Slot = json.RawMessage(`{}`), nil
+		return c
+	}
+	c.Frames = [][]byte{[]byte(`{"jsonrpc":"2.0","id":` + mutate.IDToken + `,"method":"ping"}`)}
+	return c
+}
+
+// plainWhat says what plainCase sends, and what the finding therefore does not depend on.
+func plainWhat(c mutate.Case) string {
+	switch {
+	case c.Tool != "" && c.Progress:
+		return "the same tool called with {} (and a progress token) shows it too: it does not depend on the arguments"
+	case c.Tool != "":
+		return "the same tool called with {} shows it too: it does not depend on the arguments"
+	}
+	return "a plain ping shows it too: it does not depend on the input"
 }
 
 // lateCulprit looks for the case behind a crash that did not show again on its own case: the
@@ -141,7 +209,7 @@ func (w *worker) lateCulprit(f *Finding, base mutate.Case, shows func(mutate.Cas
 // blame makes c, which showed the finding again, its case, with the evidence of res.
 func (f *Finding) blame(c mutate.Case, res *CaseResult) {
 	f.Family, f.Kind, f.What, f.Case = c.Family, c.Kind, c.What, c.N
-	f.Tool, f.Args, f.slot, f.BeforeInit = c.Tool, c.Args, c.Slot, c.Family == mutate.BeforeInit
+	f.Tool, f.Args, f.slot, f.BeforeInit, f.ProgressToken = c.Tool, c.Args, c.Slot, c.Family == mutate.BeforeInit, c.Progress
 	f.template, f.Frames = nil, nil
 	if c.Family != mutate.Schema {
 		f.setFrames(c.Frames)

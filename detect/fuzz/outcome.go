@@ -26,8 +26,8 @@ const (
 	// Ignored: no answer where none is due (a notification, a frame that is not a request),
 	// and the server still answers.
 	Ignored Outcome = "ignored"
-	// Closed: the server ended the session after a frame the rules let it refuse, and exited
-	// or closed the connection without crashing.
+	// Closed: the server closed the connection after a frame the rules let it refuse, and
+	// stayed up (a process that exits is a Crash).
 	Closed Outcome = "closed"
 	// Slow: a tools/call still running after the hang threshold while the server answered
 	// other requests (a tool may take long).

@@ -33,12 +33,20 @@ type Report struct {
 	Skipped []SkippedTool `json:"skippedTools"`
 	// Respawns counts the sessions opened after a case lost one.
 	Respawns int `json:"respawns"`
-	// Findings are the bugs, one per kind of case and outcome, in the order found.
+	// Findings are the bugs, one per kind of case and outcome, in the order found: those that
+	// showed again on a fresh session, or whose reproduction was not tried (minimisation off,
+	// no time left). They fail a run.
 	Findings []*Finding `json:"findings"`
+	// Unconfirmed are findings tried again on a fresh session that did not show: what the run
+	// saw once (an answer that arrived late from an earlier case, a timing accident) is listed
+	// for a person to look at, and never fails a run.
+	Unconfirmed []*Finding `json:"unconfirmed"`
 	// Notes say what the run could not do.
 	Notes []string `json:"notes,omitempty"`
 
 	byKey map[string]*Finding
+	// crashes are the crashes the run saw, with what their sessions had carried.
+	crashes []crashAt
 	// schemas are the input schemas of the tools fuzzed; meta the stateless era's _meta
 	// members the frames carried (nil in the legacy era). Saving findings needs both.
 	schemas map[string]json.RawMessage
@@ -77,12 +85,24 @@ type Finding struct {
 	Stderr string `json:"stderr,omitempty"`
 	// Reproduced says the finding showed again on a fresh session; Minimized that a smaller
 	// case still shows it; OriginalSize and Size are the bytes sent before and after.
-	Reproduced   bool `json:"reproduced"`
+	Reproduced bool `json:"reproduced"`
+	// Unconfirmed says it was tried again and did not show: it does not fail a run.
+	Unconfirmed  bool `json:"unconfirmed,omitempty"`
 	Minimized    bool `json:"minimized"`
 	OriginalSize int  `json:"originalSize"`
 	Size         int  `json:"size"`
 	// BeforeInit says the frames go on a connection with no handshake.
 	BeforeInit bool `json:"beforeInitialize,omitempty"`
+	// AfterCalls, when set, says the server died whatever the input once a session had
+	// carried that many calls: no case is to blame, and the finding has neither frames nor
+	// arguments.
+	AfterCalls int `json:"afterCalls,omitempty"`
+	// AnyInput says a plain request (a ping, or the tool called with {}) shows it too: it does
+	// not depend on what the case sent, so it was not minimised.
+	AnyInput bool `json:"anyInput,omitempty"`
+	// ProgressToken says a schema finding's tools/call carried a progressToken in
+	// params._meta (schema cases alternate with and without one).
+	ProgressToken bool `json:"progressToken,omitempty"`
 
 	key string
 	// took is how long the first case that showed it took.
@@ -98,6 +118,9 @@ type Finding struct {
 // SavedID is the request id findings' frames carry in reports and saved tests: finding n
 // (from 1) uses SavedID+n, far above the ids a session issues in a short test.
 const SavedID = 900000
+
+// unconfirmedIDs is where unconfirmed findings' ids start above SavedID (U1 → SavedID+50001).
+const unconfirmedIDs = 50000
 
 // MarshalJSON renders frames and the answer as text when they are UTF-8, else as base64.
 func (f *Finding) MarshalJSON() ([]byte, error) {
@@ -134,7 +157,7 @@ func newBytesJSON(b []byte) bytesJSON {
 func newReport(o *Options) *Report {
 	return &Report{
 		Seed: o.Seed, Strict: o.Strict, Outcomes: map[Outcome]int{}, Families: map[mutate.Family]*FamilyStats{},
-		Tools: []string{}, Skipped: []SkippedTool{}, Findings: []*Finding{}, byKey: map[string]*Finding{},
+		Tools: []string{}, Skipped: []SkippedTool{}, Findings: []*Finding{}, Unconfirmed: []*Finding{}, byKey: map[string]*Finding{},
 	}
 }
 
@@ -161,6 +184,9 @@ func (r *Report) record(res *CaseResult) {
 	key := findingKey(res)
 	if f := r.byKey[key]; f != nil {
 		f.Count++
+		if res.Outcome == Crash {
+			r.crashes = append(r.crashes, crashAt{f, res.onSession})
+		}
 		return
 	}
 	c := res.Case
@@ -168,6 +194,7 @@ func (r *Report) record(res *CaseResult) {
 		ID: fmt.Sprintf("F%d", len(r.Findings)+1), Outcome: res.Outcome, Family: c.Family, Kind: c.Kind, What: c.What,
 		Detail: res.Detail, Case: c.N, Count: 1, Tool: c.Tool, Args: c.Args, Answer: res.Answer, Stderr: res.Stderr,
 		BeforeInit: c.Family == mutate.BeforeInit, key: key, slot: c.Slot, took: res.Duration, earlier: res.earlier,
+		ProgressToken: c.Progress,
 	}
 	if c.Family != mutate.Schema {
 		f.template = c.Frames
@@ -177,23 +204,42 @@ func (r *Report) record(res *CaseResult) {
 	f.Size = f.OriginalSize
 	r.byKey[key] = f
 	r.Findings = append(r.Findings, f)
+	if res.Outcome == Crash {
+		r.crashes = append(r.crashes, crashAt{f, res.onSession})
+	}
 }
 
 // setFrames makes template the finding's frames, with its saved id filled in.
 func (f *Finding) setFrames(template [][]byte) {
 	f.template = template
-	n := int64(SavedID)
-	fmt.Sscanf(f.ID, "F%d", &n)
+	var n int64
+	if len(f.ID) > 1 {
+		fmt.Sscanf(f.ID[1:], "%d", &n)
+	}
+	if strings.HasPrefix(f.ID, "U") {
+		n += unconfirmedIDs // apart from the findings' ids
+	}
 	f.Frames = nil
 	for _, fr := range template {
 		f.Frames = append(f.Frames, mutate.WithID(fr, SavedID+n))
 	}
 }
 
-// findingKey groups cases that show one bug: the outcome, the family, the kind of mutation
-// and what it addressed: the tool, or the method where the family mutates params or ids
-// (elsewhere the method is part of the mutation, or incidental).
+// findingKey groups cases that show one bug. When the outcome names its cause (see cause.go)
+// that is the key, whatever the family: the way the process ended and its crash report's
+// headline, the method left unanswered or an id the server changed, a malformed frame's fault.
+// A crash with no crash report is also told apart by what it addressed. Otherwise: the
+// outcome, the family, the kind of mutation and what it addressed: the tool, or the method
+// where the family mutates params or ids (elsewhere the method is part of the mutation, or
+// incidental).
 func findingKey(res *CaseResult) string {
+	if res.cause != "" {
+		cause := res.cause
+		if res.Outcome == Crash && strings.HasSuffix(cause, "\x00") {
+			cause += causeTarget(res)
+		}
+		return string(res.Outcome) + "\x00cause\x00" + cause
+	}
 	target := res.Case.Tool
 	switch res.Case.Family {
 	case mutate.BadParams, mutate.BadID, mutate.NotificationID, mutate.BeforeInit, mutate.WrongJSONRPC:
@@ -225,15 +271,19 @@ func (f *Finding) size() int {
 	return n
 }
 
-// Bugs counts the findings.
+// Bugs counts the findings that fail a run (the unconfirmed ones do not).
 func (r *Report) Bugs() int { return len(r.Findings) }
 
 // Summary is one line: cases, time, seed, findings by outcome.
 func (r *Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fuzz: %d cases in %s (seed %d, stopped by %s)", r.Cases, r.Duration.Round(time.Millisecond), r.Seed, r.StoppedBy)
+	unconfirmed := ""
+	if n := len(r.Unconfirmed); n > 0 {
+		unconfirmed = fmt.Sprintf("; %d unconfirmed (seen once, not again on a fresh session: not failing the run)", n)
+	}
 	if len(r.Findings) == 0 {
-		b.WriteString(": no finding")
+		b.WriteString(": no finding" + unconfirmed)
 		return b.String()
 	}
 	counts := map[Outcome]int{}
@@ -246,7 +296,7 @@ func (r *Report) Summary() string {
 			parts = append(parts, fmt.Sprintf("%s ×%d", o, counts[o]))
 		}
 	}
-	fmt.Fprintf(&b, ": %d finding(s): %s", len(r.Findings), strings.Join(parts, ", "))
+	fmt.Fprintf(&b, ": %d finding(s): %s%s", len(r.Findings), strings.Join(parts, ", "), unconfirmed)
 	return b.String()
 }
 

@@ -97,6 +97,10 @@ func TestJSONFollowsSchema(t *testing.T) {
 	}
 	r := sampleReport()
 	r.Skipped = []SkippedTool{{"rm", "annotated destructiveHint"}}
+	r.Findings[0].ProgressToken, r.Findings[0].AnyInput = true, true
+	r.Findings = append(r.Findings, &Finding{ID: "F3", Outcome: Crash, Family: mutate.Schema, Kind: "after-calls", What: "any input", Detail: "d", Case: 5, Count: 3, AfterCalls: 50})
+	r.Unconfirmed = append(r.Unconfirmed, &Finding{ID: "U1", Outcome: Malformed, Family: mutate.BadMethod, Kind: "non-string", What: "w", Detail: "d", Case: 6, Count: 1,
+		Unconfirmed: true, Frames: [][]byte{[]byte(`{"jsonrpc":"2.0","id":950001,"method":123}`)}, Answer: []byte(`{}`)})
 	wrapped := struct {
 		*Report
 		FindingCount int `json:"findingCount"`

@@ -161,12 +161,17 @@ func (w *worker) run(ctx context.Context, c mutate.Case) (*CaseResult, error) {
 	if err := w.ensure(ctx); err != nil {
 		return nil, err
 	}
+	w.count.Cases++
+	if c.Family == mutate.Schema {
+		w.count.Calls++
+	}
 	res.remote = w.conn.Process == nil
 	if c.Family == mutate.Schema {
 		w.runTool(ctx, c, res)
 	} else {
 		w.runFrames(ctx, c, res)
 	}
+	res.onSession = w.count
 	if res.Outcome == Crash {
 		res.earlier = slices.Clone(w.recent)
 	}

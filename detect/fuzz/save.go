@@ -179,6 +179,9 @@ func (f *Finding) savedTest(rep *Report, n int) (savedTest, string) {
 	if f.BeforeInit {
 		return t, "found before initialize, which a collection test cannot replay"
 	}
+	if f.AfterCalls > 0 {
+		return t, "it comes with the number of calls, not with a case"
+	}
 	if f.Tool == "" {
 		t.Frame = frameValue(f.Frames[0])
 		if len(f.Frames) > 1 {
@@ -187,16 +190,24 @@ func (f *Finding) savedTest(rep *Report, n int) (savedTest, string) {
 		return t, ""
 	}
 	valid, known := mutate.CheckArgs(rep.schemas[f.Tool], f.Args)
-	if with, ok := yamlArgs(f.Args); ok && (known || f.Outcome == AcceptedInvalid) {
+	if with, ok := yamlArgs(f.Args); ok && !f.ProgressToken && (known || f.Outcome == AcceptedInvalid) {
 		// The server chose the tool's name: it must not be a template on replay.
 		t.Call, t.With = collection.EscapeTemplate(f.Tool), with
 		t.ExpectError = !valid || f.Outcome == AcceptedInvalid
 		return t, ""
 	}
 	if f.Outcome == AcceptedInvalid {
-		return t, "its arguments cannot be written in YAML exactly, and a raw frame accepts any answer"
+		return t, "its arguments cannot be written in YAML exactly (or it needs a progress token), and a raw frame accepts any answer"
 	}
-	t.Frame = frameValue(toolCallFrame(f.Tool, f.Args, rep.meta, SavedID+int64(n)))
+	meta := rep.meta
+	if f.ProgressToken {
+		// A call step sends no progress token: the raw frame carries one.
+		if meta != nil {
+			meta = append(append([]byte(nil), meta...), ',')
+		}
+		meta = append(meta, `"progressToken":"mcpspec-fuzz"`...)
+	}
+	t.Frame = frameValue(toolCallFrame(f.Tool, f.Args, meta, SavedID+int64(n)))
 	return t, ""
 }
 
@@ -237,7 +248,7 @@ func textSafe(b []byte) bool {
 // ok is false when they cannot be (not an object, a number beyond float64, a string the loader
 // would read as a template, an unpaired surrogate).
 func yamlArgs(args json.RawMessage) (map[string]any, bool) {
-	if !mutate.Judge(toolFrame("t", args)).Strict {
+	if !mutate.Judge(toolFrame("t", args, false)).Strict {
 		return nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))

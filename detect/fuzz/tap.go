@@ -1,6 +1,8 @@
 package fuzz
 
 import (
+	"bytes"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +25,11 @@ type tap struct {
 	dropped int
 	// wake is closed and replaced whenever a frame arrives.
 	wake chan struct{}
+	// sent counts the frames sent since the last sentSince.
+	sent int
+	// findings are the frames of responses the session could not route, since the last
+	// takeFindings (at most maxTapped).
+	findings [][]byte
 }
 
 // tapped is one received frame.
@@ -40,6 +47,9 @@ func newTap() *tap { return &tap{wake: make(chan struct{})} }
 // hook is a session.Options.OnFrame; it never blocks.
 func (t *tap) hook(dir session.Direction, f transport.Frame) {
 	if dir != session.Received {
+		t.mu.Lock()
+		t.sent++
+		t.mu.Unlock()
 		return
 	}
 	d := f.Data
@@ -55,6 +65,37 @@ func (t *tap) hook(dir session.Direction, f transport.Frame) {
 	close(t.wake)
 	t.wake = make(chan struct{})
 	t.mu.Unlock()
+}
+
+// finding is a session.Options.OnFinding: it keeps the frames of responses the session could
+// not route (an unknown id, one not pending).
+func (t *tap) finding(f session.Finding) {
+	if len(f.Frame) == 0 || !strings.Contains(f.Message, "response") {
+		return
+	}
+	t.mu.Lock()
+	if len(t.findings) < maxTapped {
+		t.findings = append(t.findings, bytes.Clone(f.Frame))
+	}
+	t.mu.Unlock()
+}
+
+// takeFindings returns the frames finding kept and forgets them.
+func (t *tap) takeFindings() [][]byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := t.findings
+	t.findings = nil
+	return out
+}
+
+// sentSince returns how many frames were sent since its last call.
+func (t *tap) sentSince() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := t.sent
+	t.sent = 0
+	return n
 }
 
 // take returns the frames received since the last take and forgets them.

@@ -18,12 +18,18 @@ const Kind = "fuzz"
 const expected = "graceful handling: an answer, a JSON-RPC error, an isError result, or silence where no answer is due — and the server stays up"
 
 // Tests renders the report as test cases for the reporters: one failed test per finding, with
-// its evidence (what was sent, what came back, the server's stderr), and one passed test per
-// family that showed no finding.
+// its evidence (what was sent, what came back, the server's stderr), one skipped test per
+// unconfirmed finding, and one passed test per family that showed no finding.
 func (r *Report) Tests() []*result.Test {
 	var out []*result.Test
 	for _, f := range r.Findings {
 		out = append(out, f.test(r.Strict))
+	}
+	for _, f := range r.Unconfirmed {
+		t := f.test(r.Strict)
+		t.Status, t.Failures, t.Attempts = result.Skipped, nil, []result.Attempt{}
+		t.SkipReason = "unconfirmed, not failing the run: " + f.Detail + "; it did not show again on a fresh session"
+		out = append(out, t)
 	}
 	bugFamilies := map[mutate.Family]bool{}
 	for _, f := range r.Findings {
@@ -82,6 +88,9 @@ func (f *Finding) target() string {
 
 // request renders what the finding sends.
 func (f *Finding) request() string {
+	if f.Tool != "" && f.ProgressToken {
+		return fmt.Sprintf("tools/call %s %s (with a progressToken in _meta)", f.Tool, printable(f.Args))
+	}
 	if f.Tool != "" {
 		return fmt.Sprintf("tools/call %s %s", f.Tool, printable(f.Args))
 	}

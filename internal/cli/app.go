@@ -157,7 +157,7 @@ HTTP+SSE), ws(s)://…, tcp://host:port.
 
 Exit codes: 0 ok · 1 failure (tool isError, failed test) · 2 runtime error · 3 bad input ·
 4 connection error · 5 timeout or hang · 6 security findings · 7 validation error
-(reserved) · 130 interrupted.`
+(reserved) · 8 not tested: nothing was exercised · 130 interrupted.`
 
 func (a *app) root() *cli.Command {
 	root := &cli.Command{

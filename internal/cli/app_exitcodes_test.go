@@ -53,7 +53,7 @@ func exitCodesIn(text string) map[int]string {
 // "could not tell" (2 is a runtime error).
 func TestExitCodesMatchTable(t *testing.T) {
 	table := exitCodeTable(t)
-	consts := []ExitCode{ExitOK, ExitFailure, ExitRuntime, ExitConfig, ExitConnection, ExitTimeout, ExitSecurity, ExitValidation, ExitInterrupted}
+	consts := []ExitCode{ExitOK, ExitFailure, ExitRuntime, ExitConfig, ExitConnection, ExitTimeout, ExitSecurity, ExitValidation, ExitNotTested, ExitInterrupted}
 	if len(consts) != len(table) {
 		t.Errorf("docs/exit-codes.md has %d codes, app_exitcodes.go %d", len(table), len(consts))
 	}

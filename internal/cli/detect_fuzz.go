@@ -76,11 +76,13 @@ const fuzzDescription = `Sends malformed and edge-case JSON-RPC frames (malforme
 UTF-8, control characters, huge frames, deep nesting, wrong jsonrpc, unknown and numeric
 methods, bad params and ids, batches, notifications with ids, requests before initialize) and
 tools/call arguments derived from each tool's inputSchema and mutated. Each case is classified;
-a crash, a hang or a malformed answer is a finding (and accepted-invalid, with --strict). Each
-finding is minimised and can be saved as a regression test (--save-findings).
+a crash (a server process that exits on a frame included), a hang or a malformed answer is a
+finding (and accepted-invalid, with --strict), one per cause. Each finding is reproduced on a
+fresh session and minimised, and can be saved as a regression test (--save-findings); one that
+does not show again is listed as unconfirmed and fails nothing.
 
-Exit codes: 0 no finding · 1 findings · 3 bad flags · 4 the server could not be reached ·
-130 interrupted.`
+Exit codes: 0 no confirmed finding · 1 findings · 3 bad flags · 4 the server could not be
+reached · 130 interrupted.`
 
 func familyNames() []string {
 	var out []string
@@ -387,17 +389,17 @@ func explainFuzz(w io.Writer, r *fuzzRun) error {
 	}
 	fmt.Fprintf(&b, "  %d. Generate up to %d cases from %s (the same seed against the same server gives the same cases), from the families: %s.\n", n+1, r.opts.Iterations, seed, strings.Join(names, ", "))
 	fmt.Fprintf(&b, "  %d. Send each case: frames byte for byte on the session (before-initialize cases on a fresh connection with no handshake), tools/call with the generated arguments. Then ping the server (the liveness check), so a crash or hang is blamed on the case that caused it.\n", n+2)
-	fmt.Fprintf(&b, "  %d. Classify it. A frame that is a well-formed MCP message must be survived, and answered within --hang-after %s when it is a request; any other frame may be refused (an error, silence, even ending the session) but must not crash the server; whatever comes back must be well-formed JSON-RPC.\n", n+3, r.opts.HangAfter)
-	fmt.Fprintf(&b, "     Outcomes: answered, rejected (JSON-RPC error), tool-error (isError), ignored, closed (ended the session cleanly), slow (a tool still running), desynced, accepted-invalid, crash, hang, malformed.\n")
+	fmt.Fprintf(&b, "  %d. Classify it. A frame that is a well-formed MCP message must be survived, and answered within --hang-after %s when it is a request; any other frame may be refused (an error, silence, closing the connection) but must not crash the server or make its process exit; whatever comes back must be well-formed JSON-RPC. Tool calls alternate with and without a progressToken in _meta.\n", n+3, r.opts.HangAfter)
+	fmt.Fprintf(&b, "     Outcomes: answered, rejected (JSON-RPC error), tool-error (isError), ignored, closed (closed the connection and stayed up), slow (a tool still running), desynced, accepted-invalid, crash, hang, malformed.\n")
 	fmt.Fprintf(&b, "  %d. After a crash, open a new session (restart the server) and go on, within --iterations and --time %s.\n", n+4, r.opts.Time)
-	fmt.Fprintf(&b, "  %d. Reproduce each finding on a fresh session and minimise it (at most --minimize-runs reproductions): shorter strings, shallower nesting, fewer members. A crash that does not show again on its case may have come just after an earlier case's answer (a timer that throws): that case, then the three before it on the session, are tried with a second ping after a pause, and the one that crashes is blamed.\n", n+5)
+	fmt.Fprintf(&b, "  %d. Reproduce each finding on a fresh session and minimise it (at most --minimize-runs reproductions): shorter strings, shallower nesting, fewer members. A crash that does not show again on its case may have come just after an earlier case's answer (a timer that throws): that case, then the three before it on the session, are tried with a second ping after a pause, and the one that crashes is blamed. A finding a plain ping (or the tool called with {}) shows too does not depend on the input and is not shrunk; one that does not show again is unconfirmed and fails nothing; crashes that come with the number of calls a session carried, whatever the case, are one after-calls finding. Cases that show one cause (a crash report's headline, a method left unanswered, an id the server changed) are one finding.\n", n+5)
 	if r.save != "" {
 		fmt.Fprintf(&b, "  %d. Write the findings to %s as a collection whose tests fail while each bug is there (mcpspec test %s).\n", n+6, r.save, r.save)
 	} else {
 		fmt.Fprintf(&b, "  %d. Report the findings (--reporter, --json); --save-findings FILE keeps them as regression tests.\n", n+6)
 	}
 	b.WriteString("\nBugs: crash, hang, malformed answer; accepted-invalid with --strict.\n")
-	b.WriteString("Exit codes: 0 no finding · 1 findings · 3 bad flags · 4 the server could not be reached · 130 interrupted.\n")
+	b.WriteString("Exit codes: 0 no confirmed finding · 1 findings · 3 bad flags · 4 the server could not be reached · 130 interrupted.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

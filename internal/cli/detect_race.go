@@ -24,9 +24,9 @@ func (a *app) raceCommand() *cli.Command {
 			"race; --ignore blanks volatile fields before comparing. --explain shows the algorithm.\n\n" +
 			"Calls that get no answer are not a race: the verdict names the class (crash, malformed, no answer)\n" +
 			"and the verb that looks into it.\n\n" +
-			"Exit codes: 0 no race · 1 a race, a crash or malformed answers · 2 the check could not tell · 3 bad\n" +
-			"flags or unknown tool · 4 cannot start or reach the server · 5 calls got no answer in time, or\n" +
-			"--max-time passed before the end · 130 interrupted.",
+			"Exit codes: 0 no race · 1 a race, a crash or malformed answers · 3 bad flags or unknown tool ·\n" +
+			"4 cannot start or reach the server · 5 calls got no answer in time, or --max-time passed before\n" +
+			"the end · 130 interrupted.",
 		Flags: detectorFlagDefs(
 			&cli.StringFlag{Name: "tool", Usage: "the tool `T` to call (required)"},
 			&cli.StringFlag{Name: "args", Aliases: []string{"a"}, Usage: "its arguments: a JSON object, @FILE or - (default: made up from its inputSchema)"},

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/internal/synth"
 	"github.com/mcpspec/mcpspec/loadgen"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
@@ -19,23 +22,37 @@ func (a *app) benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
 		Usage: "measure each tool's latency: N sequential calls per tool, a per-tool table (a preset of 'load')",
-		UsageText: "mcpspec bench SPEC [--iterations 100] [--tool T]… [--args T=JSON]… [--json]\n\n" +
+		UsageText: "mcpspec bench SPEC [--iterations 100] [--tool T]… [--args T=JSON]… [--tool-time 30s] [--timeout 30s]\n" +
+			"    [--include-destructive] [--include-open-world] [--quiet] [--json]\n\n" +
 			"Lists the server's tools and calls each one --iterations times on one session, one call at a time\n" +
-			"(closed model, one worker). Arguments come from --args TOOL=JSON, else\n" +
-			"from each tool's inputSchema as the detectors make them (const, enum, default, examples, $ref,\n" +
-			"anyOf/oneOf/allOf, formats and bounds); a tool whose inputSchema does not parse is skipped and says so.\n\n" +
+			"(closed model, one worker), for at most --tool-time per tool; --timeout caps each call. Arguments\n" +
+			"come from --args TOOL=JSON, else from each tool's inputSchema as the detectors make them (const,\n" +
+			"enum, default, examples, $ref, anyOf/oneOf/allOf, formats and bounds); a tool whose inputSchema does\n" +
+			"not parse is skipped and says so.\n" +
+			"Tools annotated destructiveHint (they delete or overwrite data) or openWorldHint (they reach outside\n" +
+			"the server: URLs, other services) are skipped unless included, as in deadlock and fuzz. A progress\n" +
+			"line per tool, and every few seconds, goes to stderr (--quiet silences it).\n\n" +
 			"Exit codes: 0 measured · 3 bad flags · 4 cannot reach the server.",
 		Flags: append(serverFlagDefs(),
 			&cli.IntFlag{Name: "iterations", Aliases: []string{"n"}, Value: 100, Usage: "calls per tool"},
 			&cli.StringSliceFlag{Name: "tool", Aliases: []string{"t"}, Usage: "bench only tool `NAME` (repeatable)"},
 			&cli.StringSliceFlag{Name: "args", Aliases: []string{"a"}, Usage: "arguments of one tool, `TOOL=JSON` (repeatable)"},
-			quietFlag(),
+			&durationFlag{Name: "tool-time", Value: defaultBenchToolTime, Usage: "bench each tool for at most `D`, even with --iterations left"},
+			&cli.BoolFlag{Name: "include-destructive", Usage: "also call tools annotated destructiveHint (they may delete data)"},
+			&cli.BoolFlag{Name: "include-open-world", Usage: "also call tools annotated openWorldHint (they reach outside the server)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
 		),
 		// Arguments are JSON: a comma never separates values.
 		DisableSliceFlagSeparator: true,
 		Action:                    a.bench,
 	}
 }
+
+// defaultBenchToolTime bounds each tool's share of a bench run.
+const defaultBenchToolTime = 30 * time.Second
+
+// benchProgressEvery is how often a running tool's progress line is repeated.
+const benchProgressEvery = 5 * time.Second
 
 // benchRow is one tool's line of the bench table.
 type benchRow struct {
@@ -45,6 +62,8 @@ type benchRow struct {
 	Latency metrics.Latency `json:"latency_ms"`
 	RPS     float64         `json:"calls_per_sec"`
 	Skipped string          `json:"skipped,omitempty"`
+	// Capped says --tool-time ended the tool's calls before --iterations.
+	Capped bool `json:"capped,omitempty"`
 }
 
 func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
@@ -70,14 +89,19 @@ func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
 		}
 		given[tool] = obj
 	}
+	if err := positiveDuration(cmd, "tool-time"); err != nil {
+		return err
+	}
+	toolTime := cmd.Duration("tool-time")
+	progress := a.io.Stderr
+	if cmd.Bool("quiet") {
+		progress = io.Discard
+	}
 	t, err := a.prepare(f, "bench")
 	if err != nil {
 		return err
 	}
 	defer t.finish(false)
-	prog := a.newPhases("bench", cmd.Bool("quiet"))
-	defer prog.done()
-	prog.step("connecting and listing the tools")
 	var tools []session.Tool
 	{
 		c, err := t.op.Open(ctx)
@@ -91,21 +115,37 @@ func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
 		}
 	}
 	only := cmd.StringSlice("tool")
-	var rows []benchRow
-	for i, tool := range tools {
-		if len(only) > 0 && !slices.Contains(only, tool.Name) {
-			continue
+	var named []session.Tool
+	for _, tool := range tools {
+		if len(only) == 0 || slices.Contains(only, tool.Name) {
+			named = append(named, tool)
 		}
-		prog.step("tool %d/%d: %s, %d calls one at a time", i+1, len(tools), tool.Name, n)
+	}
+	sel := detect.Selection{IncludeDestructive: cmd.Bool("include-destructive"), IncludeOpenWorld: cmd.Bool("include-open-world")}
+	chosen, skipped := sel.Select(named)
+	var rows []benchRow
+	for _, s := range skipped {
+		rows = append(rows, benchRow{Tool: s.Tool, Skipped: s.Reason})
+		fmt.Fprintf(progress, "bench: %s skipped: %s\n", s.Tool, s.Reason)
+	}
+	for i, tool := range chosen {
 		args, ok := given[tool.Name]
 		if !ok {
 			var why string
 			if args, why = argsFromSchema(tool.InputSchema); why != "" {
 				rows = append(rows, benchRow{Tool: tool.Name, Skipped: why})
+				fmt.Fprintf(progress, "bench: %s skipped: %s\n", tool.Name, why)
 				continue
 			}
 		}
+		fmt.Fprintf(progress, "bench: [%d/%d] %s: up to %d calls or %s\n", i+1, len(chosen), tool.Name, n, toolTime.String())
+		// The call in flight when --tool-time passes may finish, within its --timeout.
 		cfg := &loadgen.Config{Server: t.op.Options(), ServerSpec: f.Server, Concurrency: 1, Iterations: int64(n),
+			Duration: toolTime, GracefulStop: f.Timeout, RequestTimeout: f.Timeout,
+			ProgressInterval: benchProgressEvery, OnProgress: func(p loadgen.Progress) {
+				// The live counters lag behind slow calls: say how long it has run, not how many.
+				fmt.Fprintf(progress, "bench:        %s: running for %s of at most %s\n", tool.Name, p.Elapsed.Round(time.Second), toolTime)
+			},
 			Workload: &loadgen.Workload{Entries: []loadgen.Entry{loadgen.ToolCall(tool.Name, args, 1)}}}
 		res, err := loadgen.Run(ctx, cfg)
 		if err != nil {
@@ -116,12 +156,23 @@ func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
 			continue
 		}
 		r := res.Run
-		rows = append(rows, benchRow{Tool: tool.Name, Calls: r.Throughput.TotalRequests, Errors: r.Errors.Total, Latency: r.Latency, RPS: r.Throughput.RequestsPerSec})
+		row := benchRow{Tool: tool.Name, Calls: r.Throughput.TotalRequests, Errors: r.Errors.Total, Latency: r.Latency, RPS: r.Throughput.RequestsPerSec,
+			Capped: r.Throughput.TotalRequests < int64(n)}
+		rows = append(rows, row)
+		capped := ""
+		if row.Capped {
+			capped = fmt.Sprintf(" (stopped by --tool-time %s)", toolTime.String())
+		}
+		fmt.Fprintf(progress, "bench:        %s: %d calls, %d errors, p50 %s%s\n", tool.Name, row.Calls, row.Errors, msText(r.Latency.P50), capped)
 	}
+	// The table follows the server's order, skipped tools in their place.
+	slices.SortStableFunc(rows, func(x, y benchRow) int {
+		return slices.IndexFunc(named, func(t session.Tool) bool { return t.Name == x.Tool }) -
+			slices.IndexFunc(named, func(t session.Tool) bool { return t.Name == y.Tool })
+	})
 	if len(only) > 0 && len(rows) == 0 {
 		return configError(fmt.Sprintf("the server has none of the tools %s", strings.Join(only, ", ")), "'mcpspec tools --server SPEC' lists them")
 	}
-	prog.done()
 	if f.JSON {
 		return writeJSON(a.io.Stdout, map[string]any{"server": f.Server, "iterations": n, "tools": rows})
 	}
@@ -132,9 +183,22 @@ func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
 			continue
 		}
 		l := r.Latency
-		table = append(table, []string{r.Tool, fmt.Sprint(r.Calls), fmt.Sprint(r.Errors), msText(l.Min), msText(l.P50), msText(l.P95), msText(l.P99), msText(l.Max), msText(l.Mean), fmt.Sprintf("%.0f", r.RPS)})
+		calls := fmt.Sprint(r.Calls)
+		if r.Capped {
+			calls += "*"
+		}
+		table = append(table, []string{r.Tool, calls, fmt.Sprint(r.Errors), msText(l.Min), msText(l.P50), msText(l.P95), msText(l.P99), msText(l.Max), msText(l.Mean), fmt.Sprintf("%.0f", r.RPS)})
 	}
-	return tablePrint(a, table)
+	if err := tablePrint(a, table); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Capped {
+			fmt.Fprintf(a.io.Stdout, "* stopped by --tool-time %s before %d calls\n", toolTime.String(), n)
+			break
+		}
+	}
+	return nil
 }
 
 func tablePrint(a *app, rows [][]string) error { return table(a.io.Stdout, rows) }
@@ -154,4 +218,35 @@ func argsFromSchema(raw json.RawMessage) (json.RawMessage, string) {
 		return nil, "cannot encode arguments made from its inputSchema: " + err.Error()
 	}
 	return b, ""
+}
+
+func sampleValue(p map[string]any) (any, bool) {
+	if p == nil {
+		return nil, false
+	}
+	if v, ok := p["default"]; ok {
+		return v, true
+	}
+	if e, ok := p["enum"].([]any); ok && len(e) > 0 {
+		return e[0], true
+	}
+	if e, ok := p["examples"].([]any); ok && len(e) > 0 {
+		return e[0], true
+	}
+	switch p["type"] {
+	case "string":
+		return "x", true
+	case "integer", "number":
+		if m, ok := p["minimum"].(float64); ok {
+			return m, true
+		}
+		return 1, true
+	case "boolean":
+		return false, true
+	case "array":
+		return []any{}, true
+	case "object":
+		return map[string]any{}, true
+	}
+	return nil, false
 }

@@ -97,6 +97,9 @@ type Case struct {
 	// Slot is the property path the mutation set, nil when it removed one or replaced the
 	// whole arguments; minimisation keeps it.
 	Slot []string
+	// Progress says the tools/call carries a progressToken in params._meta: schema cases
+	// alternate, since a handler may read the token and fail with or without it.
+	Progress bool
 	// Valid says whether Args satisfy the tool's inputSchema; ValidKnown whether that could be
 	// decided (the schema compiled).
 	Valid, ValidKnown bool
