@@ -3,15 +3,13 @@ package baseline
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/mcpspec/mcpspec/internal/golden"
+	"github.com/mcpspec/mcpspec/internal/schematest"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -102,25 +100,7 @@ func TestEveryClassSummary(t *testing.T) {
 }
 
 func TestDiffJSONFollowsSchema(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "schema", "compare.v1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const url = "https://mcpspec.dev/schema/compare.v1.json"
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sch := schematest.Compile(t, "compare.v1.json")
 	base, cur := everyClass()
 	reviewed := Compare(
 		withTools(map[string][]result.Tool{"s": {tool("geo", `{"type":"object","properties":{"at":{"$ref":"https://example.com/a.json"}}}`, "")}}),
@@ -130,11 +110,7 @@ func TestDiffJSONFollowsSchema(t *testing.T) {
 		if err := d.WriteJSON(&buf); err != nil {
 			t.Fatal(err)
 		}
-		inst, err := jsonschema.UnmarshalJSON(&buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sch.Validate(inst); err != nil {
+		if err := schematest.Validate(t, sch, buf.Bytes()); err != nil {
 			t.Errorf("%s: diff JSON does not follow compare.v1.json: %v", name, err)
 		}
 	}

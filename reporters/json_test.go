@@ -3,8 +3,6 @@ package reporters
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,44 +10,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpspec/mcpspec/internal/schematest"
 	"github.com/mcpspec/mcpspec/result"
 )
 
-const schemaURL = "https://mcpspec.dev/schema/results.v1.json"
-
-func resultsSchema(t *testing.T) (*jsonschema.Schema, map[string]any) {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "schema", "results.v1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(schemaURL)
-	if err != nil {
-		t.Fatalf("compile results.v1.json: %v", err)
-	}
-	return s, doc.(map[string]any)
-}
-
 func TestJSONValidatesAgainstSchema(t *testing.T) {
-	sch, _ := resultsSchema(t)
+	sch := schematest.Compile(t, "results.v1.json")
 	for name, run := range map[string]*result.Run{"sample": sampleRun(), "interrupted": interruptedRun(), "empty": emptyRun(), "zero": {}, "findings": findingsRun(), "coverage": coverageRun(), "messages": messagesRun()} {
 		t.Run(name, func(t *testing.T) {
 			out := render(t, "json", nil, run, false)
-			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := sch.Validate(inst); err != nil {
+			if err := schematest.Validate(t, sch, out); err != nil {
 				t.Fatalf("json report does not follow results.v1.json: %v", err)
 			}
 		})
@@ -110,7 +80,7 @@ func TestJSONRoundTrip(t *testing.T) {
 // TestSchemaCoversResultModel guards against drift: every JSON field of the result types is
 // declared in the schema definition that describes it, and nothing else is.
 func TestSchemaCoversResultModel(t *testing.T) {
-	_, doc := resultsSchema(t)
+	doc := schematest.Doc(t, "results.v1.json").(map[string]any)
 	defs := doc["$defs"].(map[string]any)
 	props := func(def map[string]any) []string {
 		var ks []string

@@ -13,9 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/mcpspec/mcpspec/internal/golden"
+	"github.com/mcpspec/mcpspec/internal/schematest"
 )
 
 // readMeta reads a metadata file of testdata.
@@ -197,25 +196,7 @@ func TestPoisonedCorpus(t *testing.T) {
 // TestReportJSONFollowsSchema checks the poisoned corpus's JSON report, as the CLI wraps it,
 // against schema/audit.v1.json.
 func TestReportJSONFollowsSchema(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "schema", "audit.v1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const url = "https://mcpspec.dev/schema/audit.v1.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sch := schematest.Compile(t, "audit.v1.json")
 	wrapped := struct {
 		*Report
 		FailOn   string `json:"failOn"`
@@ -226,11 +207,7 @@ func TestReportJSONFollowsSchema(t *testing.T) {
 	if err := WriteJSON(&b, wrapped); err != nil {
 		t.Fatal(err)
 	}
-	v, err := jsonschema.UnmarshalJSON(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sch.Validate(v); err != nil {
+	if err := schematest.Validate(t, sch, b.Bytes()); err != nil {
 		t.Fatalf("audit JSON does not follow audit.v1.json: %v", err)
 	}
 }

@@ -11,30 +11,14 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpspec/mcpspec/internal/golden"
+	"github.com/mcpspec/mcpspec/internal/schematest"
 )
 
 // sarifSchema compiles the official SARIF 2.1.0 schema (errata 01) kept in testdata.
 func sarifSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	const loc = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return schematest.CompileFile(t, "testdata/sarif-schema-2.1.0.json",
+		"https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json")
 }
 
 // TestSARIF checks the poisoned corpus's SARIF against the SARIF 2.1.0 schema and what GitHub

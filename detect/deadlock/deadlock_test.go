@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/detect/deadlock"
+	"github.com/mcpspec/mcpspec/detect/internal/detecttest"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
@@ -19,11 +20,7 @@ import (
 // opener opens sessions to one SPEC.
 func opener(t *testing.T, s string) *serverconn.Opener {
 	t.Helper()
-	dial, info, err := serverconn.SpecDial(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second}})
+	return detecttest.Opener(t, s, session.Options{})
 }
 
 // tcpServer starts a reference server over TCP and returns its SPEC: every session shares it.
@@ -49,27 +46,13 @@ func freshServers(t *testing.T, o *mcptest.Options) *serverconn.Opener {
 	})
 }
 
-func run(t *testing.T, op *serverconn.Opener, o *deadlock.Options) *deadlock.Report {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	r, err := deadlock.Run(ctx, op, o)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	var b strings.Builder
-	_ = r.WriteText(&b)
-	t.Logf("report:\n%s", b.String())
-	return r
-}
-
 func TestHealthyServerHasNoDeadlockAndNoHang(t *testing.T) {
 	for _, c := range []struct{ name, spec string }{
 		{"tcp", tcpServer(t, nil)},
 		{"streamable http", func() string { s := mcptest.NewServer(nil); t.Cleanup(s.Close); return s.URL }()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := run(t, opener(t, c.spec), nil)
+			r := detecttest.Run(t, deadlock.Run, opener(t, c.spec), nil)
 			if r.Verdict != deadlock.VerdictClean || r.DeadlockCount != 0 || r.HangCount != 0 || r.Found() {
 				t.Errorf("verdict %s, deadlock_count %d, hang_count %d; want clean, 0, 0", r.Verdict, r.DeadlockCount, r.HangCount)
 			}
@@ -104,7 +87,7 @@ func TestConcurrentOnlyHangIsADeadlockWithItsDiagnosis(t *testing.T) {
 		}()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := run(t, opener(t, c.spec), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50},
+			r := detecttest.Run(t, deadlock.Run, opener(t, c.spec), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50},
 				HangAfter: 300 * time.Millisecond, Grace: 300 * time.Millisecond, Concurrency: 8,
 				// On a shared server the list race would go first (TestLazyInitDeadlockOnASharedServer)
 				// and wedge it before the control calls: this test is about the tool's own probe.
@@ -132,7 +115,7 @@ func TestConcurrentOnlyHangIsADeadlockWithItsDiagnosis(t *testing.T) {
 
 func TestLazyInitDeadlockShowsOnlyUnderConcurrency(t *testing.T) {
 	op := freshServers(t, &mcptest.Options{LazyInitDeadlock: 300 * time.Millisecond})
-	r := run(t, op, &deadlock.Options{Tool: "echo", HangAfter: time.Second, Grace: 500 * time.Millisecond})
+	r := detecttest.Run(t, deadlock.Run, op, &deadlock.Options{Tool: "echo", HangAfter: time.Second, Grace: 500 * time.Millisecond})
 	if r.Verdict != deadlock.VerdictDeadlock {
 		t.Fatalf("verdict %s, want deadlock", r.Verdict)
 	}
@@ -152,7 +135,7 @@ func TestSerializingServerIsSlowNotDeadlocked(t *testing.T) {
 	// One call at a time, 300ms each: 8 calls need 2.4s, far past 500ms + 500ms. The calls
 	// given up are still not deadlocks: the server kept answering during their grace.
 	s := tcpServer(t, &mcptest.Options{Serialize: true})
-	r := run(t, opener(t, s), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 300},
+	r := detecttest.Run(t, deadlock.Run, opener(t, s), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 300},
 		HangAfter: 500 * time.Millisecond, Grace: 500 * time.Millisecond, Concurrency: 8, SkipListRace: true})
 	if r.Found() || r.DeadlockCount != 0 {
 		t.Fatalf("verdict %s with %d deadlocks: a serializing server is not deadlocked", r.Verdict, r.DeadlockCount)
@@ -170,7 +153,7 @@ func TestUnknownToolAndSelection(t *testing.T) {
 	if ute, ok := err.(*detect.UnknownToolError); !ok || len(ute.Available) == 0 {
 		t.Fatalf("Run with an unknown tool: %v, want an UnknownToolError listing the tools", err)
 	}
-	r := run(t, opener(t, s), &deadlock.Options{Select: detect.Selection{Skip: []string{"slow", "flaky"}}, SkipListRace: true, Concurrency: 2})
+	r := detecttest.Run(t, deadlock.Run, opener(t, s), &deadlock.Options{Select: detect.Selection{Skip: []string{"slow", "flaky"}}, SkipListRace: true, Concurrency: 2})
 	for _, p := range r.Probes {
 		if p.Name == "slow" || p.Name == "flaky" || p.Name == "tools/list race" {
 			t.Errorf("probed %s", p.Name)
@@ -183,7 +166,7 @@ func TestUnknownToolAndSelection(t *testing.T) {
 
 func TestCallThatHangsAloneIsAHang(t *testing.T) {
 	s := tcpServer(t, &mcptest.Options{HangFirstCall: true})
-	r := run(t, opener(t, s), &deadlock.Options{Tool: "echo", HangAfter: 200 * time.Millisecond, Grace: 200 * time.Millisecond, SkipListRace: true})
+	r := detecttest.Run(t, deadlock.Run, opener(t, s), &deadlock.Options{Tool: "echo", HangAfter: 200 * time.Millisecond, Grace: 200 * time.Millisecond, SkipListRace: true})
 	// The first tools/call of the server hangs even alone: a hang, not a deadlock, which
 	// needs concurrency.
 	if r.Verdict != deadlock.VerdictHang || r.Found() || !strings.Contains(r.Probes[0].Diagnosis, "even when called alone") {
@@ -196,7 +179,7 @@ func TestCallThatHangsAloneIsAHang(t *testing.T) {
 // the server and hide the deadlock.
 func TestLazyInitDeadlockOnASharedServer(t *testing.T) {
 	s := tcpServer(t, &mcptest.Options{LazyInitDeadlock: 300 * time.Millisecond})
-	r := run(t, opener(t, s), &deadlock.Options{Tool: "echo", HangAfter: time.Second, Grace: 500 * time.Millisecond})
+	r := detecttest.Run(t, deadlock.Run, opener(t, s), &deadlock.Options{Tool: "echo", HangAfter: time.Second, Grace: 500 * time.Millisecond})
 	if r.Verdict != deadlock.VerdictDeadlock {
 		t.Fatalf("verdict %s, want deadlock", r.Verdict)
 	}
@@ -221,7 +204,7 @@ func probeNamed(t *testing.T, r *deadlock.Report, name string) deadlock.Probe {
 // TestSlowAloneIsAHangNotADeadlock: a tool slower by design than the hang threshold plus
 // grace is unanswered in time even alone: a hang or a slow tool, not a deadlock.
 func TestSlowAloneIsAHangNotADeadlock(t *testing.T) {
-	r := run(t, freshServers(t, nil), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 1500},
+	r := detecttest.Run(t, deadlock.Run, freshServers(t, nil), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 1500},
 		Concurrency: 4, HangAfter: 100 * time.Millisecond, Grace: 100 * time.Millisecond, SkipListRace: true})
 	if r.Verdict != deadlock.VerdictHang || r.Found() || len(r.Probes) != 1 {
 		t.Fatalf("verdict %s (found %v), %d probes; want hang, not found", r.Verdict, r.Found(), len(r.Probes))
@@ -238,7 +221,7 @@ func TestSlowAloneIsAHangNotADeadlock(t *testing.T) {
 // TestNothingCalledIsNotTested: a server that marks every tool destructive gets no call, and
 // the report says it tested nothing and how to opt in, rather than "no deadlock".
 func TestNothingCalledIsNotTested(t *testing.T) {
-	r := run(t, opener(t, tcpServer(t, &mcptest.Options{AllDestructive: true})), nil)
+	r := detecttest.Run(t, deadlock.Run, opener(t, tcpServer(t, &mcptest.Options{AllDestructive: true})), nil)
 	if r.Verdict != deadlock.VerdictNotTested || r.Found() || len(r.Probes) != 0 || r.OKCount != 0 {
 		t.Fatalf("verdict %s, %d probes, ok %d; want not tested, no probe", r.Verdict, len(r.Probes), r.OKCount)
 	}
@@ -251,7 +234,7 @@ func TestNothingCalledIsNotTested(t *testing.T) {
 		t.Errorf("text:\n%s", b.String())
 	}
 	// Opting in calls them.
-	r = run(t, opener(t, tcpServer(t, &mcptest.Options{AllDestructive: true})), &deadlock.Options{Tool: "echo", Concurrency: 2, SkipListRace: true})
+	r = detecttest.Run(t, deadlock.Run, opener(t, tcpServer(t, &mcptest.Options{AllDestructive: true})), &deadlock.Options{Tool: "echo", Concurrency: 2, SkipListRace: true})
 	if r.Verdict != deadlock.VerdictClean {
 		t.Errorf("with --tool: verdict %s", r.Verdict)
 	}
@@ -264,7 +247,7 @@ func TestNothingCalledIsNotTested(t *testing.T) {
 func TestLostResponseIsNotADeadlock(t *testing.T) {
 	srv := mcptest.NewServer(&mcptest.Options{SSEResponses: true, DropSSEAfter: 1, NoEventStore: true, Era: mcptest.EraLegacy})
 	t.Cleanup(srv.Close)
-	r := run(t, opener(t, srv.URL), &deadlock.Options{Concurrency: 4, HangAfter: 2 * time.Second, Grace: 2 * time.Second, SkipListRace: true})
+	r := detecttest.Run(t, deadlock.Run, opener(t, srv.URL), &deadlock.Options{Concurrency: 4, HangAfter: 2 * time.Second, Grace: 2 * time.Second, SkipListRace: true})
 	if r.Verdict != deadlock.VerdictLost || !r.Found() || r.DeadlockCount != 0 || r.LostCount == 0 {
 		t.Fatalf("verdict %s, deadlock_count %d, lost_count %d; want a lost response, no deadlock", r.Verdict, r.DeadlockCount, r.LostCount)
 	}

@@ -1,17 +1,13 @@
 package fuzz
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
+	"github.com/mcpspec/mcpspec/internal/schematest"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -77,24 +73,7 @@ func TestTests(t *testing.T) {
 
 // TestJSONFollowsSchema checks the --json document against schema/fuzz.v1.json.
 func TestJSONFollowsSchema(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "schema", "fuzz.v1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	const url = "https://mcpspec.dev/schema/fuzz.v1.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sch := schematest.Compile(t, "fuzz.v1.json")
 	r := sampleReport()
 	r.Skipped = []SkippedTool{{"rm", "annotated destructiveHint"}}
 	r.Findings[0].ProgressToken, r.Findings[0].AnyInput = true, true
@@ -110,11 +89,7 @@ func TestJSONFollowsSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sch.Validate(v); err != nil {
+	if err := schematest.Validate(t, sch, b); err != nil {
 		t.Fatalf("fuzz JSON does not follow fuzz.v1.json: %v\n%s", err, b)
 	}
 	var back struct {

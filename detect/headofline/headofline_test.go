@@ -1,12 +1,11 @@
 package headofline_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpspec/mcpspec/detect/headofline"
+	"github.com/mcpspec/mcpspec/detect/internal/detecttest"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
@@ -17,11 +16,7 @@ func server(t *testing.T, o *mcptest.Options) *serverconn.Opener {
 	t.Helper()
 	srv := mcptest.NewServer(o)
 	t.Cleanup(srv.Close)
-	dial, info, err := serverconn.SpecDial(srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second}})
+	return detecttest.Opener(t, srv.URL, session.Options{})
 }
 
 // slowEcho is the check the tests make: echo behind slow(300ms).
@@ -32,22 +27,8 @@ func slowEcho(o *headofline.Options) *headofline.Options {
 	return o
 }
 
-func check(t *testing.T, op *serverconn.Opener, o *headofline.Options) *headofline.Report {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	r, err := headofline.Run(ctx, op, o)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	var b strings.Builder
-	_ = r.WriteText(&b)
-	t.Logf("report:\n%s", b.String())
-	return r
-}
-
 func TestSerializingServerIsFlagged(t *testing.T) {
-	r := check(t, server(t, &mcptest.Options{Serialize: true}), slowEcho(&headofline.Options{}))
+	r := detecttest.Run(t, headofline.Run, server(t, &mcptest.Options{Serialize: true}), slowEcho(&headofline.Options{}))
 	if r.Verdict != headofline.VerdictSerializes || !r.Found() {
 		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
 	}
@@ -60,7 +41,7 @@ func TestSerializingServerIsFlagged(t *testing.T) {
 }
 
 func TestConcurrentServerIsNotFlagged(t *testing.T) {
-	r := check(t, server(t, nil), slowEcho(&headofline.Options{}))
+	r := detecttest.Run(t, headofline.Run, server(t, nil), slowEcho(&headofline.Options{}))
 	if r.Verdict != headofline.VerdictConcurrent || r.Found() {
 		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
 	}
@@ -76,14 +57,14 @@ func TestConcurrentServerIsNotFlagged(t *testing.T) {
 }
 
 func TestSmallWorkerPoolSaturates(t *testing.T) {
-	r := check(t, server(t, &mcptest.Options{Workers: 2}), slowEcho(&headofline.Options{SlowConcurrency: 3}))
+	r := detecttest.Run(t, headofline.Run, server(t, &mcptest.Options{Workers: 2}), slowEcho(&headofline.Options{SlowConcurrency: 3}))
 	if r.Verdict != headofline.VerdictSaturates || !r.Found() {
 		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
 	}
 }
 
 func TestSlowCallThatIsNotSlowIsInconclusive(t *testing.T) {
-	r := check(t, server(t, nil), &headofline.Options{SlowTool: "echo", FastTool: "echo", Rounds: 2})
+	r := detecttest.Run(t, headofline.Run, server(t, nil), &headofline.Options{SlowTool: "echo", FastTool: "echo", Rounds: 2})
 	if r.Verdict != headofline.VerdictInconclusive || r.Found() || !strings.Contains(r.Diagnosis, "pick a slower call") {
 		t.Errorf("verdict %s: %s", r.Verdict, r.Diagnosis)
 	}
@@ -106,7 +87,7 @@ func TestSerializingScope(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			r := check(t, server(t, c.o), slowEcho(&headofline.Options{SlowConcurrency: 1}))
+			r := detecttest.Run(t, headofline.Run, server(t, c.o), slowEcho(&headofline.Options{SlowConcurrency: 1}))
 			if r.Verdict != headofline.VerdictSerializes {
 				t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
 			}

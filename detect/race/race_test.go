@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/detect/internal/detecttest"
 	"github.com/mcpspec/mcpspec/detect/race"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/result"
@@ -19,29 +20,11 @@ func server(t *testing.T, o *mcptest.Options) *serverconn.Opener {
 	t.Helper()
 	srv := mcptest.NewTCPServer(o)
 	t.Cleanup(srv.Close)
-	dial, info, err := serverconn.SpecDial("tcp://"+srv.Addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second, RequestTimeout: 20 * time.Second}})
-}
-
-func check(t *testing.T, op *serverconn.Opener, o *race.Options) *race.Report {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	r, err := race.Run(ctx, op, o)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	var b strings.Builder
-	_ = r.WriteText(&b)
-	t.Logf("report:\n%s", b.String())
-	return r
+	return detecttest.Opener(t, "tcp://"+srv.Addr, session.Options{RequestTimeout: 20 * time.Second})
 }
 
 func TestDeterministicToolIsClean(t *testing.T) {
-	r := check(t, server(t, nil), &race.Options{Tool: "echo", Args: map[string]any{"text": "hello"}})
+	r := detecttest.Run(t, race.Run, server(t, nil), &race.Options{Tool: "echo", Args: map[string]any{"text": "hello"}})
 	if r.Verdict != race.VerdictDeterministic || r.Found() {
 		t.Errorf("verdict %s: %s", r.Verdict, r.Diagnosis)
 	}
@@ -59,7 +42,7 @@ func TestDeterministicToolIsClean(t *testing.T) {
 }
 
 func TestDivergentUnderConcurrencyIsARace(t *testing.T) {
-	r := check(t, server(t, &mcptest.Options{Divergent: true}), &race.Options{Tool: "slow", Args: map[string]any{"milliseconds": 30}, Concurrency: 8, Rounds: 2})
+	r := detecttest.Run(t, race.Run, server(t, &mcptest.Options{Divergent: true}), &race.Options{Tool: "slow", Args: map[string]any{"milliseconds": 30}, Concurrency: 8, Rounds: 2})
 	if r.Verdict != race.VerdictRace || !r.Found() {
 		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
 	}
@@ -76,7 +59,7 @@ func TestDivergentUnderConcurrencyIsARace(t *testing.T) {
 }
 
 func TestTimestampIsNonDeterministicByDesign(t *testing.T) {
-	r := check(t, server(t, &mcptest.Options{TimeTool: true}), &race.Options{Tool: "time", Concurrency: 8, Rounds: 2})
+	r := detecttest.Run(t, race.Run, server(t, &mcptest.Options{TimeTool: true}), &race.Options{Tool: "time", Concurrency: 8, Rounds: 2})
 	if r.Verdict != race.VerdictByDesign || r.Found() {
 		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
 	}
@@ -93,14 +76,14 @@ func TestTimestampIsNonDeterministicByDesign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = check(t, server(t, &mcptest.Options{TimeTool: true}), &race.Options{Tool: "time", Concurrency: 8, Rounds: 1, Ignore: ig})
+	r = detecttest.Run(t, race.Run, server(t, &mcptest.Options{TimeTool: true}), &race.Options{Tool: "time", Concurrency: 8, Rounds: 1, Ignore: ig})
 	if r.Verdict != race.VerdictDeterministic {
 		t.Errorf("with --ignore: verdict %s: %s", r.Verdict, r.Diagnosis)
 	}
 }
 
 func TestCrossTalkIsARace(t *testing.T) {
-	r := check(t, server(t, &mcptest.Options{CrossTalk: true}), &race.Options{Tool: "echo", Args: map[string]any{"text": "hi"}, Concurrency: 8, Rounds: 1})
+	r := detecttest.Run(t, race.Run, server(t, &mcptest.Options{CrossTalk: true}), &race.Options{Tool: "echo", Args: map[string]any{"text": "hi"}, Concurrency: 8, Rounds: 1})
 	if r.Verdict != race.VerdictRace || r.CrossTalk == nil || r.CrossTalk.Verdict != race.CrossTalkLeak || len(r.CrossTalk.Leaks) == 0 {
 		t.Fatalf("verdict %s, cross-talk %+v", r.Verdict, r.CrossTalk)
 	}
@@ -132,7 +115,7 @@ func TestUnansweredUnderConcurrencyIsNoAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	op := serverconn.New(serverconn.Options{Info: info, Dial: dial, Session: session.Options{ConnectTimeout: 10 * time.Second, RequestTimeout: 300 * time.Millisecond}})
-	r := check(t, op, &race.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
+	r := detecttest.Run(t, race.Run, op, &race.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
 	if r.Verdict != race.VerdictNoAnswer || r.Found() || r.Unanswered != 4 || !strings.Contains(r.Diagnosis, "mcpspec deadlock --tool slow") {
 		t.Errorf("verdict %s, unanswered %d: %s", r.Verdict, r.Unanswered, r.Diagnosis)
 	}
@@ -143,7 +126,7 @@ func TestUnansweredUnderConcurrencyIsNoAnswer(t *testing.T) {
 
 func TestGarbledAnswersAreNotARace(t *testing.T) {
 	// Every 5th answer is truncated JSON: those calls got no answer, which is not a race.
-	r := check(t, server(t, &mcptest.Options{MalformedEvery: 5}), &race.Options{Tool: "echo", Args: map[string]any{"text": "hi"}, Concurrency: 8, Rounds: 2, SkipCrossTalk: true})
+	r := detecttest.Run(t, race.Run, server(t, &mcptest.Options{MalformedEvery: 5}), &race.Options{Tool: "echo", Args: map[string]any{"text": "hi"}, Concurrency: 8, Rounds: 2, SkipCrossTalk: true})
 	if r.Verdict != race.VerdictMalformed || !r.Found() || len(r.DivergentPaths) != 0 || !strings.Contains(r.Diagnosis, "not a race") {
 		t.Fatalf("verdict %s, divergent %v: %s", r.Verdict, r.DivergentPaths, r.Diagnosis)
 	}
@@ -159,7 +142,7 @@ func TestGarbledAnswersAreNotARace(t *testing.T) {
 // which locks, loses none.
 func TestLostUpdates(t *testing.T) {
 	o := &race.Options{Tool: "add_note", Args: map[string]any{"text": "n"}, Concurrency: 8, Rounds: 1, Sequential: 2, SkipCrossTalk: true}
-	r := check(t, server(t, &mcptest.Options{LostUpdates: true}), o)
+	r := detecttest.Run(t, race.Run, server(t, &mcptest.Options{LostUpdates: true}), o)
 	lu := r.LostUpdates
 	if r.Verdict != race.VerdictRace || lu == nil || lu.Verdict != race.LostUpdateRace || len(lu.Lost) == 0 {
 		t.Fatalf("verdict %s, lost updates %+v", r.Verdict, lu)
@@ -175,17 +158,17 @@ func TestLostUpdates(t *testing.T) {
 		t.Errorf("test case %s %s", last.ID, last.Status)
 	}
 
-	r = check(t, server(t, &mcptest.Options{Notes: true}), o)
+	r = detecttest.Run(t, race.Run, server(t, &mcptest.Options{Notes: true}), o)
 	if r.Verdict == race.VerdictRace || r.LostUpdates == nil || r.LostUpdates.Verdict != race.LostUpdateNone || r.LostUpdates.Succeeded != 8 {
 		t.Errorf("healthy twin: verdict %s, lost updates %+v", r.Verdict, r.LostUpdates)
 	}
 	// Named explicitly, with arguments; a tool that is no write gets no read-back picked.
-	r = check(t, server(t, &mcptest.Options{Notes: true}), &race.Options{Tool: "add_note", Args: map[string]any{"text": "n"}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true,
+	r = detecttest.Run(t, race.Run, server(t, &mcptest.Options{Notes: true}), &race.Options{Tool: "add_note", Args: map[string]any{"text": "n"}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true,
 		ReadBack: "list_notes", ReadBackArgs: map[string]any{}})
 	if r.LostUpdates == nil || r.LostUpdates.Picked != "" || r.LostUpdates.Verdict != race.LostUpdateNone {
 		t.Errorf("--read-back list_notes: %+v", r.LostUpdates)
 	}
-	r = check(t, server(t, &mcptest.Options{Notes: true}), &race.Options{Tool: "echo", Args: map[string]any{"text": "n"}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
+	r = detecttest.Run(t, race.Run, server(t, &mcptest.Options{Notes: true}), &race.Options{Tool: "echo", Args: map[string]any{"text": "n"}, Concurrency: 4, Rounds: 1, Sequential: 2, SkipCrossTalk: true})
 	if r.LostUpdates != nil {
 		t.Errorf("echo got a read-back: %+v", r.LostUpdates)
 	}

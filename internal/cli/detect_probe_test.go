@@ -3,38 +3,18 @@ package cli
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/mcpspec/mcpspec/internal/schematest"
 	"github.com/mcpspec/mcpspec/mcptest"
 )
 
 // TestProbeJSONFollowsSchema checks probe --json against schema/probe.v1.json: a clean run, a
 // failed row and a server that cannot be reached, each with its exit code.
 func TestProbeJSONFollowsSchema(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "schema", "probe.v1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	const url = "https://mcpspec.dev/schema/probe.v1.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sch := schematest.Compile(t, "probe.v1.json")
 	good := mcptest.NewTCPServer(nil)
 	defer good.Close()
 	sloppy := mcptest.NewTCPServer(&mcptest.Options{SloppyJSONRPC: true})
@@ -60,16 +40,12 @@ func TestProbeJSONFollowsSchema(t *testing.T) {
 			if !strings.Contains(out.String(), c.expect) {
 				t.Errorf("stdout lacks %s:\n%s", c.expect, out.String())
 			}
-			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out.Bytes()))
-			if err != nil {
-				t.Fatalf("not JSON: %v\n%s", err, out.String())
-			}
-			if err := sch.Validate(inst); err != nil {
+			if err := schematest.Validate(t, sch, out.Bytes()); err != nil {
 				t.Errorf("probe --json does not follow probe.v1.json: %v\n%s", err, out.String())
 			}
 			// The schema is a real check: a verdict it does not know is refused.
-			bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(strings.Replace(out.String(), `"exitCode": `, `"exitCode": 9`, 1)))
-			if sch.Validate(bad) == nil {
+			bad := strings.Replace(out.String(), `"exitCode": `, `"exitCode": 9`, 1)
+			if schematest.Validate(t, sch, []byte(bad)) == nil {
 				t.Error("probe.v1.json accepts exit code 9x")
 			}
 		})

@@ -3,13 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/mcpspec/mcpspec/internal/schematest"
 	"github.com/mcpspec/mcpspec/mcptest"
 )
 
@@ -50,29 +48,7 @@ func checkSchema(t *testing.T, name, doc string) {
 // validateDoc validates doc against schema/NAME.
 func validateDoc(t *testing.T, name, doc string) error {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "schema", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sch, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	url := "https://mcpspec.dev/schema/" + name
-	if err := c.AddResource(url, sch); err != nil {
-		t.Fatal(err)
-	}
-	compiled, err := c.Compile(url)
-	if err != nil {
-		t.Fatalf("compile %s: %v", name, err)
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(doc)))
-	if err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, doc)
-	}
-	return compiled.Validate(v)
+	return schematest.Validate(t, schematest.Compile(t, name), []byte(doc))
 }
 
 func TestVerbJSONFollowsSchema(t *testing.T) {

@@ -3,13 +3,12 @@ package rundir
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpspec/mcpspec/internal/schematest"
 	"github.com/mcpspec/mcpspec/loadgen/analysis"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/session"
@@ -18,25 +17,7 @@ import (
 // TestMetricsFollowSchema checks metrics.json against schema/metrics.v1.json, for a plain run
 // and for one with every optional part.
 func TestMetricsFollowSchema(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "schema", "metrics.v1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const url = "https://mcpspec.dev/schema/metrics.v1.json"
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sch := schematest.Compile(t, "metrics.v1.json")
 	plain := run(t)
 	full := run(t)
 	full.Shard = &metrics.Shard{Index: 1, Count: 2}
