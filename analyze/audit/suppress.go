@@ -41,18 +41,18 @@ func (e *SuppressionError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 }
 
-// maxSuppressionBytes bounds a suppressions file.
-const maxSuppressionBytes = 1 << 20
+// MaxSuppressionBytes bounds a suppressions file: a larger one is refused, unread.
+const MaxSuppressionBytes = 1 << 20
 
 // ReadSuppressions parses a suppressions file strictly: unknown keys, a missing rule, reason
 // or expiry date, a bad date or a pattern that matches no rule are errors naming the line.
 // name is used in errors and as each suppression's File.
 func ReadSuppressions(r io.Reader, name string) ([]Suppression, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxSuppressionBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, MaxSuppressionBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read suppressions %s: %w", name, err)
 	}
-	if len(data) > maxSuppressionBytes {
+	if len(data) > MaxSuppressionBytes {
 		return nil, &SuppressionError{File: name, Line: 1, Msg: "file larger than 1 MiB"}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {

@@ -168,7 +168,7 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 		}
 	}
 	if len(cmd.StringSlice("tool")) > 0 {
-		if cfg.Workload, err = a.toolWorkload(cmd); err != nil {
+		if cfg.Workload, err = a.toolWorkload(ctx, cmd); err != nil {
 			return nil, err
 		}
 	}

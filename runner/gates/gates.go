@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"time"
 
 	"github.com/mcpspec/mcpspec/analyze/audit"
@@ -15,6 +14,7 @@ import (
 	"github.com/mcpspec/mcpspec/analyze/score"
 	"github.com/mcpspec/mcpspec/analyze/tokens"
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -137,7 +137,7 @@ const SuppressionsPath = ".mcpspec/audit-suppressions.yaml"
 // auditInventory runs the passive audit over inv with the committed suppressions.
 func auditInventory(inv *inventory.Inventory) (*score.SecurityInput, error) {
 	opts := &audit.Options{}
-	f, err := os.Open(SuppressionsPath)
+	f, err := regfile.OpenLimit(SuppressionsPath, audit.MaxSuppressionBytes)
 	switch {
 	case err == nil:
 		defer f.Close()
@@ -189,7 +189,7 @@ func Retrieval(ctx context.Context, s *session.Session, server string, spec *col
 	}
 	var base *retrieval.Report
 	if spec.Baseline != "" {
-		data, err := os.ReadFile(spec.Baseline)
+		data, err := regfile.ReadFile(spec.Baseline, retrieval.MaxReportBytes)
 		if err == nil {
 			base = &retrieval.Report{}
 			err = json.Unmarshal(data, base)
