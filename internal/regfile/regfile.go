@@ -94,7 +94,11 @@ type TooLargeError struct {
 
 // Error renders "PATH is 3.0 GB, more than the 256 MB mcpspec reads from it".
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s is %s, more than the %s mcpspec reads from such a file", e.Path, Size(e.Size), Size(e.Limit))
+	size, limit := Size(e.Size), Size(e.Limit)
+	if size == limit {
+		size, limit = fmt.Sprintf("%d bytes", e.Size), fmt.Sprintf("%d", e.Limit)
+	}
+	return fmt.Sprintf("%s is %s, more than the %s mcpspec reads from such a file", e.Path, size, limit)
 }
 
 // Size renders a byte count for a message: "512 B", "8.0 KB", "3.0 GB".
