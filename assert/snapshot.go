@@ -87,7 +87,7 @@ func (c *snapshotChecker) Check(ctx context.Context, s *Subject) *result.Failure
 		return failure("snapshot", label(c.path, "$"), "", "", "encode snapshot: %v", err)
 	}
 	if s.UpdateSnapshots {
-		if old, err := os.ReadFile(file); err == nil && bytes.Equal(old, data) {
+		if old, err := regfile.ReadFile(file, MaxSnapshotBytes); err == nil && bytes.Equal(old, data) {
 			return nil // up to date: not rewritten
 		}
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -99,7 +99,7 @@ func (c *snapshotChecker) Check(ctx context.Context, s *Subject) *result.Failure
 		s.SnapshotsWritten = append(s.SnapshotsWritten, file)
 		return nil
 	}
-	want, err := regfile.ReadFile(file) // a named pipe would block a plain read forever
+	want, err := regfile.ReadFile(file, MaxSnapshotBytes) // a named pipe would block a plain read forever
 	if errors.Is(err, fs.ErrNotExist) {
 		return failure("snapshot", label(c.path, "$"), file, Excerpt(got, maxActual),
 			"snapshot %s does not exist; run with --update to create it", file)
@@ -126,6 +126,10 @@ func (c *snapshotChecker) Check(ctx context.Context, s *Subject) *result.Failure
 
 // maxDiffLines bounds the unified diff a snapshot failure quotes.
 const maxDiffLines = 80
+
+// MaxSnapshotBytes bounds a snapshot file: a larger one (or a named pipe, a device) is refused,
+// unread.
+const MaxSnapshotBytes = 64 << 20
 
 // unifiedDiff is the unified diff from the snapshot to the new document, cut at maxDiffLines.
 func unifiedDiff(file string, want, got []byte) string {

@@ -203,15 +203,18 @@ func LoadLatest(dir string) (*result.Run, error) {
 	return run, nil
 }
 
+// MaxRunBytes bounds a results document read by [LoadFile]: a larger one is refused, unread.
+const MaxRunBytes = 256 << 20
+
 // LoadFile reads a results document from path: a stored baseline, the latest run, or the
 // output of the json reporter (its extra "summary" is ignored).
 func LoadFile(path string) (*result.Run, error) {
-	f, err := regfile.Open(path) // a named pipe would block a plain open forever
+	f, err := regfile.OpenLimit(path, MaxRunBytes) // a named pipe would block a plain open forever
 	if err != nil {
 		return nil, notFound(err)
 	}
 	defer f.Close()
-	run, err := ReadRun(f)
+	run, err := ReadRun(io.LimitReader(f, MaxRunBytes))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

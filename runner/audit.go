@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"time"
 
 	"github.com/mcpspec/mcpspec/analyze/audit"
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/result"
 )
 
@@ -76,7 +76,7 @@ func auditOptions(spec *collection.AuditSpec) (*audit.Options, error) {
 	if o.LockFile == "" {
 		o.LockFile = audit.DefaultLockPath
 	}
-	data, err := os.ReadFile(o.LockFile)
+	data, err := regfile.ReadFile(o.LockFile, audit.MaxLockBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -131,16 +131,16 @@ func (l *Lock) Set(m *Metadata) {
 	l.Servers[m.Name] = LockServer(m)
 }
 
-// maxLockBytes bounds a lockfile.
-const maxLockBytes = 64 << 20
+// MaxLockBytes bounds a lockfile: a larger one is refused, unread.
+const MaxLockBytes = 64 << 20
 
 // ReadLock decodes a lockfile.
 func ReadLock(r io.Reader) (*Lock, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxLockBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, MaxLockBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read lockfile: %w", err)
 	}
-	if len(data) > maxLockBytes {
+	if len(data) > MaxLockBytes {
 		return nil, errors.New("read lockfile: larger than 64 MiB")
 	}
 	var l Lock

@@ -130,18 +130,18 @@ func rawOr(raw json.RawMessage, v any) json.RawMessage {
 	return b
 }
 
-// maxMetadataBytes bounds a metadata file read by [ReadMetadata].
-const maxMetadataBytes = 64 << 20
+// MaxMetadataBytes bounds a metadata file read by [ReadMetadata].
+const MaxMetadataBytes = 64 << 20
 
 // ReadMetadata decodes a metadata document (as written by [WriteMetadata] or `mcpspec audit
 // --save-metadata`). A bare tools/list result ({"tools": [...]}) is accepted too.
 func ReadMetadata(r io.Reader) (*Metadata, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxMetadataBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, MaxMetadataBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read metadata: %w", err)
 	}
-	if len(data) > maxMetadataBytes {
-		return nil, fmt.Errorf("read metadata: larger than %d MiB", maxMetadataBytes>>20)
+	if len(data) > MaxMetadataBytes {
+		return nil, fmt.Errorf("read metadata: larger than %d MiB", MaxMetadataBytes>>20)
 	}
 	var m Metadata
 	if err := json.Unmarshal(data, &m); err != nil {

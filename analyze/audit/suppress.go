@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -43,8 +43,8 @@ func (e *SuppressionError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 }
 
-// maxSuppressionBytes bounds a suppressions file.
-const maxSuppressionBytes = 1 << 20
+// MaxSuppressionBytes bounds a suppressions file: a larger one is refused, unread.
+const MaxSuppressionBytes = 1 << 20
 
 // DefaultSuppressionsPath is the committed suppressions file, relative to the repository root.
 const DefaultSuppressionsPath = ".mcpspec/audit-suppressions.yaml"
@@ -57,7 +57,7 @@ func LoadSuppressions(path string) ([]Suppression, error) {
 	if !explicit {
 		path = DefaultSuppressionsPath
 	}
-	f, err := os.Open(path)
+	f, err := regfile.OpenLimit(path, MaxSuppressionBytes)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -72,11 +72,11 @@ func LoadSuppressions(path string) ([]Suppression, error) {
 // or expiry date, a bad date or a pattern that matches no rule are errors naming the line.
 // name is used in errors and as each suppression's File.
 func ReadSuppressions(r io.Reader, name string) ([]Suppression, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxSuppressionBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, MaxSuppressionBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read suppressions %s: %w", name, err)
 	}
-	if len(data) > maxSuppressionBytes {
+	if len(data) > MaxSuppressionBytes {
 		return nil, &SuppressionError{File: name, Line: 1, Msg: "file larger than 1 MiB"}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {

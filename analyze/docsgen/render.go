@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/mcpspec/mcpspec/analyze/inventory"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 )
 
@@ -76,6 +77,9 @@ func anchor(kind, name string) string {
 	return b.String()
 }
 
+// maxCommittedBytes bounds a committed docs file [Check] reads: a larger one is refused, unread.
+const maxCommittedBytes = 16 << 20
+
 // Write writes files into dir (created when missing).
 func Write(dir string, files map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -95,7 +99,7 @@ func Check(dir string, files map[string][]byte) (string, error) {
 	var out strings.Builder
 	for _, name := range sortedNames(files) {
 		path := filepath.Join(dir, name)
-		old, err := os.ReadFile(path)
+		old, err := regfile.ReadFile(path, maxCommittedBytes)
 		if err != nil && !os.IsNotExist(err) {
 			return "", fmt.Errorf("docsgen: check: %w", err)
 		}

@@ -11,6 +11,9 @@ import (
 // ReportVersion identifies the JSON shape of [Report] (schema/retrieval.v1.json).
 const ReportVersion = "retrieval.v1"
 
+// MaxReportBytes bounds a saved report read back as a baseline: a larger file is refused, unread.
+const MaxReportBytes = 16 << 20
+
 // SearchFunc runs one query through the search under test and returns tool names, best
 // first, at most limit of them.
 type SearchFunc func(ctx context.Context, query string, limit int) ([]string, error)

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -37,7 +37,7 @@ const maxGoldenBytes = 4 << 20
 
 // LoadGoldenSet reads and validates a golden set file.
 func LoadGoldenSet(path string) (*GoldenSet, error) {
-	f, err := os.Open(path)
+	f, err := regfile.OpenLimit(path, maxGoldenBytes)
 	if err != nil {
 		return nil, fmt.Errorf("golden set: %w", err)
 	}

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -196,7 +196,7 @@ func (m stderrMark) since(exitErr error) string {
 // headTail returns what the file at path holds after offset: all of it up to 2n bytes, else
 // its first and last n bytes joined by a line saying how much was left out.
 func headTail(path string, offset int64, n int64) string {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // never blocks on a named pipe
 	if err != nil {
 		return ""
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/analyze/audit"
 	"github.com/mcpspec/mcpspec/internal/redact"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/reporters"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -201,9 +202,9 @@ func (a *app) audit(ctx context.Context, cmd *cli.Command) error {
 func (a *app) loadMetadata(r *auditRun) ([]*audit.Metadata, error) {
 	var out []*audit.Metadata
 	for _, p := range r.metadata {
-		f, err := os.Open(p)
+		f, err := regfile.OpenLimit(p, audit.MaxMetadataBytes)
 		if err != nil {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --metadata %s", p), Hint: "save one with mcpspec audit --server SPEC --save-metadata FILE", Err: err}
+			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read --metadata %s: %v", p, err), Hint: "save one with mcpspec audit --server SPEC --save-metadata FILE", Err: err}
 		}
 		m, err := audit.ReadMetadata(f)
 		f.Close()
@@ -249,12 +250,12 @@ func (a *app) auditLive(ctx context.Context, r *auditRun) (meta *audit.Metadata,
 // auditOptions reads the lockfile (updating it first with --update-lock) and the suppressions.
 func (a *app) auditOptions(r *auditRun, metas []*audit.Metadata) (*audit.Options, error) {
 	opts := &audit.Options{Rules: &audit.Rules{Skip: r.skip}, LockFile: repoRelative(r.lockPath)}
-	data, err := os.ReadFile(r.lockPath)
+	data, err := regfile.ReadFile(r.lockPath, audit.MaxLockBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		data = nil
 	case err != nil:
-		return nil, &Error{Code: ExitConfig, Msg: "cannot read the lockfile " + r.lockPath, Err: err}
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read the lockfile: %v", err), Err: err}
 	}
 	var lock *audit.Lock
 	if data != nil {
@@ -290,7 +291,7 @@ func (a *app) auditOptions(r *auditRun, metas []*audit.Metadata) (*audit.Options
 	if !explicit {
 		path = defaultSuppressions
 	}
-	f, err := os.Open(path)
+	f, err := regfile.OpenLimit(path, audit.MaxSuppressionBytes)
 	switch {
 	case err == nil:
 		defer f.Close()
@@ -300,7 +301,7 @@ func (a *app) auditOptions(r *auditRun, metas []*audit.Metadata) (*audit.Options
 		}
 		opts.Suppressions = sups
 	case explicit || !errors.Is(err, fs.ErrNotExist):
-		return nil, &Error{Code: ExitConfig, Msg: "cannot read the suppressions file " + path, Err: err}
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read the suppressions file: %v", err), Err: err}
 	}
 	return opts, nil
 }

@@ -106,7 +106,8 @@ func (a *app) docsRun(ctx context.Context, cmd *cli.Command, f serverFlags, out 
 		}
 		diff, err := docsgen.Check(dir, files)
 		if err != nil {
-			return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
+			// The committed docs cannot be read: a named pipe, a device, a file far too large.
+			return &Error{Code: ExitConfig, Msg: err.Error(), Hint: "the committed docs must be regular files written by mcpspec docs", Err: err}
 		}
 		out.Check = &docsCheckJSON{UpToDate: diff == "", Diff: diff}
 		if diff != "" {

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/analyze/retrieval"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -132,7 +132,7 @@ func parseKs(s string) ([]int, error) {
 
 // loadRetrievalBaseline reads an earlier retrieval --json output.
 func loadRetrievalBaseline(path string) (*retrieval.Report, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, retrieval.MaxReportBytes)
 	if err != nil {
 		hint := "save one first: mcpspec retrieval --server SPEC --golden FILE --json > " + path
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpspec/mcpspec/analyze/retrieval"
 	"github.com/mcpspec/mcpspec/analyze/score"
 	"github.com/mcpspec/mcpspec/analyze/tokens"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -177,7 +178,7 @@ func (a *app) scoreSecurity(ctx context.Context, _ *session.Session, inv *invent
 // (.mcpspec/audit-suppressions.yaml when it exists).
 func committedSuppressions() (*audit.Options, error) {
 	opts := &audit.Options{}
-	f, err := os.Open(defaultSuppressions)
+	f, err := regfile.OpenLimit(defaultSuppressions, audit.MaxSuppressionBytes)
 	switch {
 	case err == nil:
 		defer f.Close()
@@ -185,7 +186,7 @@ func committedSuppressions() (*audit.Options, error) {
 			return nil, &Error{Code: ExitConfig, Msg: err.Error(), Hint: "each suppression needs rule, reason and expires (YYYY-MM-DD)", Err: err}
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, &Error{Code: ExitConfig, Msg: "cannot read the suppressions file " + defaultSuppressions, Err: err}
+		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read the suppressions file: %v", err), Err: err}
 	}
 	return opts, nil
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/mcpspec/mcpspec/analyze/audit"
 	"github.com/mcpspec/mcpspec/analyze/inventory"
 	"github.com/mcpspec/mcpspec/analyze/tokens"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/session"
 )
 
@@ -192,7 +192,7 @@ func lockedServer(l *audit.Lock, name string) (*audit.ServerLock, error) {
 // loadTokensAgainst reads the file to compare with: a tokens report of the same encoding, a
 // tool list (measured now with counter), or the audit's lockfile.
 func loadTokensAgainst(counter *tokens.Counter, path string) (*tokensAgainst, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, audit.MaxLockBytes)
 	if err != nil {
 		hint := "give a file written by 'mcpspec tokens --json' or 'mcpspec tools --json', or the lockfile " + audit.DefaultLockPath
 		switch {

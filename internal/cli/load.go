@@ -1,9 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -51,7 +52,7 @@ func loadFlagDefs() []cli.Flag {
 		&cli.StringFlag{Name: "out", Value: defaultRunsDir, Usage: "write the run directory under `DIR` (runs/<id>/)"},
 		&cli.StringFlag{Name: "run-id", Usage: "name the run (default: its start time)"},
 		&cli.StringFlag{Name: "shard", Usage: "run shard `I/N` of the workload: rate, workers and iterations divided by N, a distinct seed ('mcpspec merge' combines the shards)"},
-		&cli.StringFlag{Name: "metrics-addr", Usage: "serve live Prometheus metrics on `ADDR` (e.g. 127.0.0.1:9464) while the run goes on"},
+		&cli.StringFlag{Name: "metrics-addr", Usage: "serve live Prometheus metrics on `ADDR` while the run goes on (:9464 is loopback; 0.0.0.0:9464 every interface)"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "live progress on stderr: auto (a live display on a terminal, a line every few seconds otherwise), tty, plain or off"},
 		quietFlag(),
 		&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "also report as `NAME=PATH`: junit, tap, json, markdown (each threshold a test case; repeatable)"},
@@ -179,30 +180,21 @@ func parseShard(s string) (*metrics.Shard, error) {
 	return &metrics.Shard{Index: a, Count: b}, nil
 }
 
-// readArgs reads a JSON object given inline, as @FILE, or as - (stdin).
-func (a *app) readArgs(s string) (json.RawMessage, error) {
-	var b []byte
-	switch {
-	case s == "":
-		return json.RawMessage("{}"), nil
-	case strings.HasPrefix(s, "@"):
-		data, err := os.ReadFile(s[1:])
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", s[1:], err)
-		}
-		b = data
-	default:
-		b = []byte(s)
+// toolArgs reads the --args of tool t (see [readArgs]: inline, @FILE bounded and
+// interruptible, or - for stdin), naming the tool in an error.
+func (a *app) toolArgs(ctx context.Context, t, s string) (json.RawMessage, error) {
+	obj, err := readArgs(ctx, s, a.io.Stdin)
+	var e *Error
+	if errors.As(err, &e) {
+		c := *e
+		c.Msg = fmt.Sprintf("tool %s: %s", t, e.Msg)
+		return nil, &c
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("%s is not a JSON object", truncate(strings.TrimSpace(string(b)), 60))
-	}
-	return json.RawMessage(b), nil
+	return obj, err
 }
 
 // toolWorkload builds the workload of --tool/--args/--weight.
-func (a *app) toolWorkload(cmd *cli.Command) (*loadgen.Workload, error) {
+func (a *app) toolWorkload(ctx context.Context, cmd *cli.Command) (*loadgen.Workload, error) {
 	tools, args, weights := cmd.StringSlice("tool"), cmd.StringSlice("args"), cmd.StringSlice("weight")
 	if len(args) > len(tools) {
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("%d --args for %d --tool", len(args), len(tools)), Hint: "give each --args after the --tool it belongs to"}
@@ -216,9 +208,9 @@ func (a *app) toolWorkload(cmd *cli.Command) (*loadgen.Workload, error) {
 		if i < len(args) {
 			raw = args[i]
 		}
-		obj, err := a.readArgs(raw)
+		obj, err := a.toolArgs(ctx, t, raw)
 		if err != nil {
-			return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--args of %s: %v", t, err), Hint: `write a JSON object, e.g. --args '{"text":"x"}'`}
+			return nil, err
 		}
 		w := 1.0
 		if i < len(weights) {

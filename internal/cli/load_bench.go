@@ -83,9 +83,9 @@ func (a *app) bench(ctx context.Context, cmd *cli.Command) error {
 		if !ok {
 			return configError(fmt.Sprintf("--args %q is not TOOL=JSON", e), `e.g. --args 'echo={"text":"x"}'`)
 		}
-		obj, err := a.readArgs(js)
+		obj, err := a.toolArgs(ctx, tool, js)
 		if err != nil {
-			return configError(fmt.Sprintf("--args of %s: %v", tool, err), "")
+			return err
 		}
 		given[tool] = obj
 	}

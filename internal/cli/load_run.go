@@ -193,7 +193,7 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 		}
 	}
 	if len(cmd.StringSlice("tool")) > 0 {
-		if cfg.Workload, err = a.toolWorkload(cmd); err != nil {
+		if cfg.Workload, err = a.toolWorkload(ctx, cmd); err != nil {
 			return nil, err
 		}
 	}
@@ -297,7 +297,7 @@ func (a *app) runLoad(ctx context.Context, lr *loadRun) error {
 	var inFlight atomic.Int64
 	cfg.OnState = func(agg *metrics.Aggregator) { live.Store(agg) }
 	if lr.metrics != "" {
-		stop, err := serveMetrics(lr.metrics, promexport.NewCollector(live.Load, inFlight.Load))
+		stop, _, err := serveMetrics(lr.metrics, promexport.NewCollector(live.Load, inFlight.Load), a.io.Stderr)
 		if err != nil {
 			return err
 		}
@@ -378,12 +378,46 @@ func (a *app) loadError(ctx context.Context, lr *loadRun, err error) error {
 	return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
 }
 
-// serveMetrics serves Prometheus metrics on addr (loopback unless the user says otherwise)
-// until the returned stop is called.
-func serveMetrics(addr string, c *promexport.Collector) (func(), error) {
-	ln, err := net.Listen("tcp", addr)
+// metricsListenAddr is where --metrics-addr addr listens: an address without a host (":9464")
+// is loopback only (127.0.0.1:9464). exposed names what else it binds ("" for loopback): every
+// interface for 0.0.0.0, [::] or an empty IPv6 host, or the host as given.
+func metricsListenAddr(addr string) (listen, exposed string, err error) {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--metrics-addr %s: %v", addr, err), Hint: "e.g. --metrics-addr 127.0.0.1:9464", Err: err}
+		return "", "", err
+	}
+	switch {
+	case host == "":
+		return net.JoinHostPort("127.0.0.1", port), "", nil
+	case host == "localhost":
+		return addr, "", nil
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return addr, host, nil
+	case ip.IsLoopback():
+		return addr, "", nil
+	case ip.IsUnspecified():
+		return addr, "every network interface", nil
+	}
+	return addr, host, nil
+}
+
+// serveMetrics serves Prometheus metrics on addr (loopback unless the user names another
+// host, and then it says so on warn) until the returned stop is called; bound is the address
+// it listens on.
+func serveMetrics(addr string, c *promexport.Collector, warn io.Writer) (stop func(), bound net.Addr, err error) {
+	listen, exposed, err := metricsListenAddr(addr)
+	if err != nil {
+		return nil, nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--metrics-addr %s: %v", addr, err), Hint: "e.g. --metrics-addr 127.0.0.1:9464", Err: err}
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--metrics-addr %s: %v", addr, err), Hint: "e.g. --metrics-addr 127.0.0.1:9464", Err: err}
+	}
+	if exposed != "" {
+		fmt.Fprintf(warn, "Note: --metrics-addr %s serves the live metrics beyond this machine (%s), without authentication\n", ln.Addr(), exposed)
 	}
 	srv := &http.Server{Handler: promexport.Handler(c), ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
@@ -393,7 +427,7 @@ func serveMetrics(addr string, c *promexport.Collector) (func(), error) {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 		<-done
-	}, nil
+	}, ln.Addr(), nil
 }
 
 // printLoadSummary prints the run's verdict and main numbers.

@@ -108,6 +108,7 @@ func TestInterruptWhileReadingAPipe(t *testing.T) {
 		{"--env-file SIGINT", syscall.SIGINT, []string{"test", "c.yaml", "--env-file", "p.env"}},
 		{"--env-file SIGTERM", syscall.SIGTERM, []string{"validate", "c.yaml", "--env-file", "p.env"}},
 		{"--args @ SIGINT", syscall.SIGINT, []string{"call", "--server", "testserver", "echo", "--args", "@p.env"}},
+		{"load --args @ SIGTERM", syscall.SIGTERM, []string{"load", "--server", "testserver", "--tool", "echo", "--args", "@p.env", "--duration", "1s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -269,10 +269,10 @@ const maxEnvFileSize = 1 << 20
 // pipe (--env-file <(sops -d .env)); waiting for it ends with ctx.
 func readEnvFile(ctx context.Context, path string) (map[string]string, error) {
 	data, err := regfile.ReadInput(ctx, path, maxEnvFileSize)
-	if err != nil {
+	if err != nil && !errors.As(err, new(*regfile.TooLargeError)) {
 		return nil, inputError(ctx, "--env-file "+path, err, "check the path")
 	}
-	if len(data) > maxEnvFileSize {
+	if err != nil || len(data) > maxEnvFileSize {
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("--env-file %s is larger than 1 MiB", path), Hint: "an env file holds KEY=VALUE lines; check the path"}
 	}
 	vars, err := envfile.Parse(data)

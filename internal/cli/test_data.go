@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/reporters"
 )
 
@@ -32,9 +33,9 @@ func readDataFlags(cmd *cli.Command) (*dataFlags, error) {
 
 // rows reads the data file (again at every run, so --watch sees it change).
 func (d *dataFlags) rows() ([]collection.DataRow, error) {
-	f, err := os.Open(d.path)
+	f, err := regfile.OpenLimit(d.path, collection.MaxDataSize)
 	if err != nil {
-		msg := fmt.Sprintf("cannot read --data %s: %v", d.path, err)
+		msg := fmt.Sprintf("cannot read --data: %v", err)
 		if errors.Is(err, os.ErrNotExist) {
 			msg = fmt.Sprintf("--data %s: no such file", d.path)
 		}

@@ -82,14 +82,76 @@ func open(path string) (*os.File, error) {
 	return f, nil
 }
 
-// ReadFile reads the regular file at path whole; see [Open].
-func ReadFile(path string) ([]byte, error) {
+// TooLargeError reports a file larger than its reader accepts.
+type TooLargeError struct {
+	// Path is the path as given.
+	Path string
+	// Size is the file's size as it reported it, or the bytes read when it grew past Limit.
+	Size int64
+	// Limit is the largest size the reader accepts.
+	Limit int64
+}
+
+// Error renders "PATH is 3.0 GB, more than the 256 MB mcpspec reads from it".
+func (e *TooLargeError) Error() string {
+	size, limit := Size(e.Size), Size(e.Limit)
+	if size == limit {
+		size, limit = fmt.Sprintf("%d bytes", e.Size), fmt.Sprintf("%d", e.Limit)
+	}
+	return fmt.Sprintf("%s is %s, more than the %s mcpspec reads from such a file", e.Path, size, limit)
+}
+
+// Size renders a byte count for a message: "512 B", "8.0 KB", "3.0 GB".
+func Size(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n)/unit, 0
+	for v >= unit && i < 4 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %cB", v, "KMGTP"[i])
+}
+
+// OpenLimit is [Open] for a file that must hold at most limit bytes: a larger one (a sparse
+// file of terabytes included) is a *[TooLargeError], refused before anything is read. The
+// caller still reads through an [io.LimitReader]: a file can grow after the check.
+func OpenLimit(path string, limit int64) (*os.File, error) {
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Size() > limit {
+		f.Close()
+		return nil, &TooLargeError{Path: path, Size: st.Size(), Limit: limit}
+	}
+	return f, nil
+}
+
+// ReadFile reads the regular file at path whole when it holds at most limit bytes; a named
+// pipe, a device (a symbolic link to /dev/zero) or a socket is a *[NotRegularError], a larger
+// file a *[TooLargeError]. Nothing blocks and at most limit+1 bytes are read; see [Open].
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := OpenLimit(path, limit)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
-	return io.ReadAll(f)
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &TooLargeError{Path: path, Size: int64(len(b)), Limit: limit}
+	}
+	return b, nil
 }
 
 // CheckFS reports a *[NotRegularError] when name in fsys is not a regular file (a file system
@@ -107,7 +169,8 @@ func CheckFS(fsys fs.FS, name string) error {
 
 // ReadInput reads at most limit bytes of an input file that may be a regular file or a pipe
 // (a named pipe, or the /dev/fd/N of a shell's <(…)); anything else is a *[NotRegularError].
-// A read longer than limit returns limit+1 bytes, for the caller to refuse. Waiting for a
+// A regular file larger than limit is a *[TooLargeError], unread; a pipe longer than limit
+// returns limit+1 bytes, for the caller to refuse. Waiting for a
 // pipe's writer ends when ctx does, with ctx's error; a pipe that has no writer at all reads
 // as empty rather than blocking.
 func ReadInput(ctx context.Context, path string, limit int64) ([]byte, error) {
@@ -122,6 +185,9 @@ func ReadInput(ctx context.Context, path string, limit int64) ([]byte, error) {
 	}
 	if m := st.Mode(); !m.IsRegular() && m&fs.ModeNamedPipe == 0 {
 		return nil, &NotRegularError{Path: path, Mode: m}
+	}
+	if st.Mode().IsRegular() && st.Size() > limit {
+		return nil, &TooLargeError{Path: path, Size: st.Size(), Limit: limit}
 	}
 	// A pipe is read through the runtime's poller, so a deadline ends a blocked read.
 	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })

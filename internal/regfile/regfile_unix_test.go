@@ -91,7 +91,7 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 			t.Errorf("Open(%s) = %v, want a NotRegularError naming it and ending %q", path, err, want)
 		}
 	}
-	if b, err := ReadFile(link); err != nil || string(b) != "name: x\n" {
+	if b, err := ReadFile(link, 100); err != nil || string(b) != "name: x\n" {
 		t.Errorf("ReadFile through a link = %q, %v", b, err)
 	}
 }
@@ -172,8 +172,55 @@ func TestReadInputFromPipes(t *testing.T) {
 		if err := os.WriteFile(p, make([]byte, 1000), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if b, err := ReadInput(context.Background(), p, 100); err != nil || len(b) != 101 {
-			t.Errorf("got %d bytes, %v; want 101", len(b), err)
+		var tl *TooLargeError
+		if b, err := ReadInput(context.Background(), p, 100); !errors.As(err, &tl) || tl.Size != 1000 {
+			t.Errorf("got %d bytes, %v; want a TooLargeError of 1000 bytes", len(b), err)
 		}
 	})
+}
+
+// TestReadFileRefusesFileBombs: a symbolic link to /dev/zero, a named pipe and a sparse file
+// of gigabytes are refused at once, without reading them; a file within the cap is read.
+func TestReadFileRefusesFileBombs(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.json")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	sparse := filepath.Join(dir, "sparse.json")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(3 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	small := filepath.Join(dir, "small.json")
+	if err := os.WriteFile(small, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 1 << 20
+	for _, tt := range []struct {
+		path, want string
+	}{
+		{zero, "is a character device, not a regular file"},
+		{fifo(t), "is a named pipe, not a regular file"},
+		{sparse, "is 3.0 GB, more than the 1.0 MB mcpspec reads from such a file"},
+	} {
+		err := within(t, "ReadFile "+tt.path, func() error {
+			_, err := ReadFile(tt.path, limit)
+			return err
+		})
+		if err == nil || !strings.HasPrefix(err.Error(), tt.path) || !strings.HasSuffix(err.Error(), tt.want) {
+			t.Errorf("ReadFile(%s) = %v, want an error ending %q", tt.path, err, tt.want)
+		}
+	}
+	if b, err := ReadFile(small, 2); err != nil || string(b) != "{}" {
+		t.Errorf("ReadFile(small, 2) = %q, %v", b, err)
+	}
+	var tl *TooLargeError
+	if _, err := ReadFile(small, 1); !errors.As(err, &tl) || tl.Size != 2 || tl.Limit != 1 {
+		t.Errorf("ReadFile(small, 1) = %v, want a TooLargeError of 2 bytes over 1", err)
+	}
 }

@@ -19,9 +19,9 @@ func Merge(runs []*Run) (*Run, *State, error) {
 	var st *State
 	out := &Run{}
 	for i, r := range runs {
-		s, err := DecodeState(r.Histograms)
+		s, err := r.check()
 		if err != nil {
-			return nil, nil, fmt.Errorf("merge: run %s: %w", r.RunID, err)
+			return nil, nil, fmt.Errorf("merge: run %s: %w: %w", r.RunID, ErrInconsistent, err)
 		}
 		if i == 0 {
 			st = s

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/redact"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/report"
 )
@@ -26,6 +27,15 @@ const (
 	StderrFile   = "server.stderr.log"
 	MarkdownFile = "report.md"
 	HTMLFile     = "report.html"
+)
+
+// Caps on what is read back from a run directory (a named pipe, a device or a larger file is
+// refused, unread: a run directory may come from a CI artefact or a repository).
+const (
+	// MaxMetricsBytes bounds metrics.json.
+	MaxMetricsBytes = 256 << 20
+	// MaxTraceBytes bounds each trace.jsonl that merge concatenates.
+	MaxTraceBytes = 8 << 30
 )
 
 // Create makes a new directory for run id under parent (runs/<id>, or runs/<id>-2 … when it
@@ -118,13 +128,14 @@ func render(dir string, run *metrics.Run, m *collection.Masker) error {
 	return nil
 }
 
-// Read reads the metrics.json of a run directory (or the file itself).
+// Read reads the metrics.json of a run directory (or the file itself): a regular file of at
+// most [MaxMetricsBytes] whose raw data passes [metrics.Run.Check].
 func Read(path string) (*metrics.Run, error) {
 	p := path
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		p = filepath.Join(path, MetricsFile)
 	}
-	b, err := os.ReadFile(p)
+	b, err := regfile.ReadFile(p, MaxMetricsBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", path, err)
 	}
@@ -138,6 +149,9 @@ func Read(path string) (*metrics.Run, error) {
 	}
 	if run.SchemaVersion != metrics.SchemaVersion {
 		return nil, fmt.Errorf("read run %s: metrics schema %q, this mcpspec reads %q", path, run.SchemaVersion, metrics.SchemaVersion)
+	}
+	if err := run.Check(); err != nil {
+		return nil, fmt.Errorf("read run %s: %w", path, err)
 	}
 	return &run, nil
 }
@@ -199,7 +213,7 @@ func writeJSON(path string, v any, m *collection.Masker) error {
 }
 
 func copyFile(from, to string) error {
-	in, err := os.Open(from)
+	in, err := regfile.Open(from)
 	if err != nil {
 		return err
 	}
@@ -224,13 +238,16 @@ func ConcatTraces(dir string, dirs []string) error {
 	}
 	defer out.Close()
 	for _, d := range dirs {
-		in, err := os.Open(filepath.Join(d, TraceFile))
-		if err != nil {
+		in, err := regfile.OpenLimit(filepath.Join(d, TraceFile), MaxTraceBytes)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read trace: %w", err)
 		}
 		name, _ := json.Marshal("trace of " + strings.TrimSuffix(d, "/"))
 		fmt.Fprintf(out, `{"ts":0.000000,"kind":"scenario_event","event":"part","message":%s}`+"\n", name)
-		_, err = io.Copy(out, in)
+		_, err = io.Copy(out, io.LimitReader(in, MaxTraceBytes))
 		in.Close()
 		if err != nil {
 			return fmt.Errorf("write trace: %w", err)

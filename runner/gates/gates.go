@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/mcpspec/mcpspec/analyze/audit"
@@ -14,6 +13,7 @@ import (
 	"github.com/mcpspec/mcpspec/analyze/score"
 	"github.com/mcpspec/mcpspec/analyze/tokens"
 	"github.com/mcpspec/mcpspec/collection"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
 )
@@ -181,7 +181,7 @@ func Retrieval(ctx context.Context, s *session.Session, server string, spec *col
 	}
 	var base *retrieval.Report
 	if spec.Baseline != "" {
-		data, err := os.ReadFile(spec.Baseline)
+		data, err := regfile.ReadFile(spec.Baseline, retrieval.MaxReportBytes)
 		if err == nil {
 			base = &retrieval.Report{}
 			err = json.Unmarshal(data, base)

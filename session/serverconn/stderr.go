@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"unicode/utf8"
+
+	"github.com/mcpspec/mcpspec/internal/regfile"
 )
 
 // ReadTail returns what the file at path holds after offset, at most its last n bytes; a cut
@@ -15,7 +17,7 @@ func ReadTail(path string, offset, n int64) string {
 	if path == "" {
 		return ""
 	}
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // never blocks on a named pipe
 	if err != nil {
 		return ""
 	}

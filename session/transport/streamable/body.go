@@ -150,9 +150,10 @@ func (r *idleReader) Read(p []byte) (int, error) {
 }
 
 // pump delivers the messages of one SSE stream until it ends. It reports how many messages it
-// delivered and whether one of them answered the request with id reqID (nil: none is awaited).
-// A stream CancelRequest closed (f) ends without a truncated frame.
-func (c *Conn) pump(p *sseparse.Reader, reqID json.RawMessage, f *inflight) (delivered int, answered bool) {
+// delivered and whether one of them answered the request with id reqID (nil: none is awaited),
+// calling onAnswer (when set) at that answer. A stream CancelRequest closed (f), or cut after
+// its answer, ends without a truncated frame.
+func (c *Conn) pump(p *sseparse.Reader, reqID json.RawMessage, f *inflight, onAnswer func()) (delivered int, answered bool) {
 	for {
 		ev, err := p.Next()
 		var tooLong *sseparse.TooLongError
@@ -165,11 +166,14 @@ func (c *Conn) pump(p *sseparse.Reader, reqID json.RawMessage, f *inflight) (del
 			delivered++
 			if reqID != nil && !answered && answers(ev.Data, reqID) {
 				answered = true
+				if onAnswer != nil {
+					onAnswer()
+				}
 			}
 		case errors.As(err, &tooLong):
 			c.deliver(transport.Frame{At: time.Now(), Err: &transport.FrameError{Reason: "too-long", Size: tooLong.Size, Limit: tooLong.Max}})
 		case errors.Is(err, sseparse.ErrTruncated):
-			if c.ctx.Err() == nil && !f.wasCancelled() {
+			if c.ctx.Err() == nil && !f.wasCancelled() && !answered {
 				c.deliver(frameError("truncated", ev.Data, len(ev.Data)))
 			}
 			return delivered, answered
@@ -191,8 +195,11 @@ func (c *Conn) readStream(ctx context.Context, cancel context.CancelFunc, body i
 	}
 	lastID, delay := "", DefaultRetryDelay
 	for resumes := 0; ; resumes++ {
-		p := sseparse.NewReader(&idleReader{r: body, timer: idle, idle: c.d.StreamIdleTimeout}, c.d.MaxFrameSize)
-		_, answered := c.pump(p, reqID, f)
+		ir := &idleReader{r: body, timer: idle, idle: c.d.StreamIdleTimeout}
+		p := sseparse.NewReader(ir, c.d.MaxFrameSize)
+		// Once answered, the stream is read only for AnswerLinger more (each read extends it):
+		// enough to see a duplicate, without pinning a connection to a server that holds it.
+		_, answered := c.pump(p, reqID, f, func() { ir.idle = c.d.AnswerLinger; idle.Reset(ir.idle) })
 		body.Close()
 		if id := p.LastEventID(); id != "" {
 			lastID = id
@@ -278,7 +285,7 @@ func (c *Conn) getStream() {
 		}
 		idle := time.AfterFunc(c.d.StreamIdleTimeout, cancel)
 		p := sseparse.NewReader(&idleReader{r: body, timer: idle, idle: c.d.StreamIdleTimeout}, c.d.MaxFrameSize)
-		n, _ := c.pump(p, nil, nil)
+		n, _ := c.pump(p, nil, nil, nil)
 		idle.Stop()
 		body.Close()
 		cancel()

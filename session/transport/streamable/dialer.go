@@ -17,6 +17,7 @@ const (
 	DefaultMaxResumes        = 3
 	DefaultBodyTimeout       = 60 * time.Second
 	DefaultStreamIdleTimeout = 5 * time.Minute
+	DefaultAnswerLinger      = 250 * time.Millisecond
 	DefaultCloseTimeout      = 2 * time.Second
 	// MaxRetryDelay caps the wait a server may ask for with retry: before a resume.
 	MaxRetryDelay = 10 * time.Second
@@ -62,6 +63,11 @@ type Dialer struct {
 	BodyTimeout time.Duration
 	// StreamIdleTimeout drops an SSE stream on which nothing arrived for this long; default 5m.
 	StreamIdleTimeout time.Duration
+	// AnswerLinger is how long a POST's SSE stream is still read, once it carried the answer,
+	// for what follows it (a duplicate answer is a finding) before it is closed: a server that
+	// holds the stream open would otherwise pin a pooled connection until StreamIdleTimeout.
+	// Default 250ms; each message that arrives extends it.
+	AnswerLinger time.Duration
 	// CloseTimeout bounds Close's DELETE and its wait for the stream readers; default 2s.
 	CloseTimeout time.Duration
 	// KeepSession makes Close leave the server's session open (no DELETE), as a client that
@@ -155,6 +161,9 @@ func (d Dialer) withDefaults() Dialer {
 	}
 	if d.CloseTimeout <= 0 {
 		d.CloseTimeout = DefaultCloseTimeout
+	}
+	if d.AnswerLinger <= 0 {
+		d.AnswerLinger = DefaultAnswerLinger
 	}
 	d.Header = d.Header.Clone()
 	return d
