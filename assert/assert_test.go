@@ -550,3 +550,25 @@ func TestExprMatches(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotUpdateRefusesLinks: --update never writes through a symbolic link at the
+// snapshot's path (a dangling one would create a file outside the tree); the check fails.
+func TestSnapshotUpdateRefusesLinks(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	planted := filepath.Join(outside, "planted.json")
+	if err := os.Symlink(planted, filepath.Join(dir, "add.json")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Builtins().Compile(spec("snapshot", "name", "add", "path", "$.structuredContent"), &CompileOptions{SnapshotDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := subject(t, KindTool, toolResult)
+	s.UpdateSnapshots = true
+	if f := c.Check(context.Background(), s); f == nil || !strings.Contains(f.Message, "symbolic link") {
+		t.Errorf("update through a dangling link: %+v", f)
+	}
+	if _, err := os.Lstat(planted); err == nil {
+		t.Error("the snapshot was written through the link, outside the snapshot directory")
+	}
+}

@@ -93,7 +93,7 @@ func (c *snapshotChecker) Check(ctx context.Context, s *Subject) *result.Failure
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			return failure("snapshot", label(c.path, "$"), "", "", "update snapshot: %v", err)
 		}
-		if err := os.WriteFile(file, data, 0o644); err != nil {
+		if err := regfile.WriteFile(file, data, 0o644); err != nil { // never through a link
 			return failure("snapshot", label(c.path, "$"), "", "", "update snapshot: %v", err)
 		}
 		s.SnapshotsWritten = append(s.SnapshotsWritten, file)

@@ -1,6 +1,7 @@
 package docsgen
 
 import (
+	"errors"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcpspec/mcpspec/analyze/inventory"
 	"github.com/mcpspec/mcpspec/analyze/tokens"
 	"github.com/mcpspec/mcpspec/internal/golden"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 )
 
 func loadInventory(t *testing.T, path string) *inventory.Inventory {
@@ -239,7 +241,7 @@ func TestCheck(t *testing.T) {
 	if err != nil || !strings.Contains(d, "README.md is missing") {
 		t.Errorf("missing: %q %v", d, err)
 	}
-	if err := Write(dir, files); err != nil {
+	if err := Write(dir, files, false); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := Check(dir, files); err != nil || d != "" {
@@ -247,5 +249,41 @@ func TestCheck(t *testing.T) {
 	}
 	if d, _ := Check(dir, map[string][]byte{"README.md": []byte("a\nc\n")}); !strings.Contains(d, "-b") || !strings.Contains(d, "+c") {
 		t.Errorf("stale: %q", d)
+	}
+}
+
+// TestWriteRefuses: a hand-written README.md is not replaced unless forced, a generated one
+// is, and a symbolic link at the target (dangling or not) is never written through.
+func TestWriteRefuses(t *testing.T) {
+	inv := loadInventory(t, filepath.Join("testdata", "hostile.json"))
+	files := map[string][]byte{"README.md": render(t, inv, Markdown, false)}
+	dir := t.TempDir()
+	readme := filepath.Join(dir, "README.md")
+	if err := os.WriteFile(readme, []byte("# My project\n\nHand-written.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ng *NotGeneratedError
+	if err := Write(dir, files, false); !errors.As(err, &ng) {
+		t.Errorf("over a hand-written README: %v, want a *NotGeneratedError", err)
+	}
+	if b, _ := os.ReadFile(readme); !strings.Contains(string(b), "Hand-written") {
+		t.Error("the hand-written README was replaced")
+	}
+	if err := Write(dir, files, true); err != nil {
+		t.Fatalf("forced: %v", err)
+	}
+	if err := Write(dir, files, false); err != nil {
+		t.Errorf("over a generated README: %v", err)
+	}
+	linked, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(filepath.Join(outside, "planted.md"), filepath.Join(linked, "README.md")); err != nil {
+		t.Fatal(err)
+	}
+	var nr *regfile.NotRegularError
+	if err := Write(linked, files, true); !errors.As(err, &nr) {
+		t.Errorf("through a dangling link: %v, want a *regfile.NotRegularError", err)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "planted.md")); err == nil {
+		t.Error("a file was created through the link")
 	}
 }

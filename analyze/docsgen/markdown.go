@@ -11,6 +11,7 @@ import (
 func markdown(p *page) []byte {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("[//]: # (%s; rerun it rather than edit this file)\n\n", Marker)
 	w("# %s\n\n", escapeInline(p.Title))
 	about := p.Server.Name
 	if p.Server.Version != "" {

@@ -277,7 +277,10 @@ func (a *app) auditOptions(r *auditRun, metas []*audit.Metadata) (*audit.Options
 		if err := os.MkdirAll(filepath.Dir(r.lockPath), 0o755); err != nil {
 			return nil, &Error{Code: ExitRuntime, Msg: "cannot create the lockfile's directory", Err: err}
 		}
-		if err := os.WriteFile(r.lockPath, b.Bytes(), 0o644); err != nil {
+		if err := regfile.WriteFile(r.lockPath, b.Bytes(), 0o644); err != nil {
+			if nr := (*regfile.NotRegularError)(nil); errors.As(err, &nr) {
+				return nil, &Error{Code: ExitConfig, Msg: err.Error(), Hint: "remove it or point --lockfile at a regular file; the lockfile is never written through a link", Err: err}
+			}
 			return nil, &Error{Code: ExitRuntime, Msg: "cannot write the lockfile " + r.lockPath, Err: err}
 		}
 		data = b.Bytes()

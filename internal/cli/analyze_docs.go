@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"github.com/mcpspec/mcpspec/analyze/inventory"
 	"github.com/mcpspec/mcpspec/analyze/score"
 	"github.com/mcpspec/mcpspec/analyze/tokens"
+	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
@@ -26,11 +28,14 @@ func (a *app) docsCommand() *cli.Command {
 			"tool its annotations, a parameter table, the output schema, an example call, its token\n" +
 			"cost and the audit's findings; prompts, resources and templates. The output is\n" +
 			"deterministic (sorted, no timestamps), so it can be committed; --check compares instead\n" +
-			"of writing and prints a diff. Exit codes: 0 written or up to date · 1 --check found stale docs · 3 bad flags ·\n" +
+			"of writing and prints a diff. A file in DIR that docs did not write is not replaced without\n" +
+			"--force. Exit codes: 0 written or up to date · 1 --check found stale docs · 3 bad flags or a\n" +
+			"file docs will not replace ·\n" +
 			"4 connection error.",
 		Flags: append(serverFlagDefs(),
 			&cli.StringFlag{Name: "format", Value: string(docsgen.Markdown), Usage: "`FORMAT`: markdown or html"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "docs", Usage: "write into `DIR`"},
+			&cli.BoolFlag{Name: "force", Usage: "replace files in DIR that mcpspec docs did not write (a hand-written README.md)"},
 			&cli.BoolFlag{Name: "check", Usage: "compare with the docs in DIR instead of writing; exit 1 and print a diff when they are stale"},
 			&cli.StringFlag{Name: "encoding", Value: string(tokens.DefaultEncoding), Usage: "token `ENCODING` of the costs shown: o200k_base or cl100k_base"},
 		),
@@ -94,7 +99,15 @@ func (a *app) docsRun(ctx context.Context, cmd *cli.Command, f serverFlags, out 
 		}
 		sort.Strings(out.Files)
 		if !cmd.Bool("check") {
-			if err := docsgen.Write(dir, files); err != nil {
+			if err := docsgen.Write(dir, files, cmd.Bool("force")); err != nil {
+				var ng *docsgen.NotGeneratedError
+				if errors.As(err, &ng) {
+					return &Error{Code: ExitConfig, Msg: err.Error(), Hint: "choose another --output directory, or pass --force to replace it", Err: err}
+				}
+				var nr *regfile.NotRegularError
+				if errors.As(err, &nr) {
+					return &Error{Code: ExitConfig, Msg: err.Error(), Hint: "remove it or choose another --output directory; docs never writes through a link", Err: err}
+				}
 				return &Error{Code: ExitRuntime, Msg: err.Error(), Hint: "check that the --output directory can be written", Err: err}
 			}
 			if !f.JSON {

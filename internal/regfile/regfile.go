@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -197,4 +198,43 @@ func ReadInput(ctx context.Context, path string, limit int64) ([]byte, error) {
 		return nil, ctx.Err()
 	}
 	return b, err
+}
+
+// WriteFile writes data to path whole or not at all: into a temporary file in path's
+// directory, then renamed over path, so a reader never sees half a file. A path that exists
+// and is not a regular file — a symbolic link (dangling or not), a named pipe, a directory —
+// is a *[NotRegularError] and nothing is written: a link is never written through, so no
+// file appears outside the tree it was planted in.
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	st, err := os.Lstat(path)
+	switch {
+	case err == nil && !st.Mode().IsRegular():
+		return &NotRegularError{Path: path, Mode: st.Mode()}
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }

@@ -224,3 +224,49 @@ func TestReadFileRefusesFileBombs(t *testing.T) {
 		t.Errorf("ReadFile(small, 1) = %v, want a TooLargeError of 2 bytes over 1", err)
 	}
 }
+
+// TestWriteFileRefusesLinks: a symbolic link at the target, dangling or not, is refused and
+// nothing is created outside the directory; a regular file is replaced whole.
+func TestWriteFileRefusesLinks(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	dangling := filepath.Join(dir, "dangling.json")
+	if err := os.Symlink(filepath.Join(outside, "planted"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	existing := filepath.Join(outside, "victim")
+	if err := os.WriteFile(existing, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(dir, "live.json")
+	if err := os.Symlink(existing, live); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dangling, live, fifo} {
+		var nr *NotRegularError
+		if err := WriteFile(p, []byte("new"), 0o644); !errors.As(err, &nr) {
+			t.Errorf("WriteFile(%s) = %v, want a *NotRegularError", filepath.Base(p), err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "planted")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file was created through the dangling link (stat: %v)", err)
+	}
+	if b, _ := os.ReadFile(existing); string(b) != "keep" {
+		t.Errorf("the link's target was overwritten: %q", b)
+	}
+	plain := filepath.Join(dir, "plain.json")
+	for _, want := range []string{"one", "two"} {
+		if err := WriteFile(plain, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(plain); string(b) != want {
+			t.Errorf("plain.json = %q, want %q", b, want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
+		t.Errorf("%d entries in the directory, want 4 (no temporary file left)", len(ents))
+	}
+}
