@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"time"
 
@@ -67,6 +68,14 @@ func (cr *colRun) runAudit(ctx context.Context, spec *collection.AuditSpec) {
 	}
 }
 
+// CheckAudit reads an `audit:` block's lockfile and suppressions as the run will, so that a
+// file that cannot be read (a named pipe, /dev/zero, a malformed lockfile) is reported as a
+// mistake in the configuration before anything runs, naming the file.
+func CheckAudit(spec *collection.AuditSpec) error {
+	_, err := auditOptions(spec)
+	return err
+}
+
 // auditOptions reads the block's lockfile and suppressions.
 func auditOptions(spec *collection.AuditSpec) (*audit.Options, error) {
 	o := &audit.Options{Rules: &audit.Rules{Skip: spec.Skip}, LockFile: spec.Lockfile, Now: time.Now()}
@@ -82,7 +91,7 @@ func auditOptions(spec *collection.AuditSpec) (*audit.Options, error) {
 	}
 	if err == nil {
 		if o.Lock, err = audit.ReadLock(bytes.NewReader(data)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", o.LockFile, err)
 		}
 		o.LockData = data
 	}

@@ -69,7 +69,7 @@ func TestFileBombsAreRefused(t *testing.T) {
 	}{
 		{"test with an audit: block", ".mcpspec/tools.lock", func(t *testing.T, dir string) {
 			writeFile(t, dir, "c.yaml", goodCollection+"audit:\n  failOn: low\n")
-		}, []string{"test", "c.yaml"}, ExitFailure, false}, // the audit test errors, naming the file
+		}, []string{"test", "c.yaml"}, 0, false},
 		{"audit --lockfile", "pins.lock", nil, []string{"audit", "--server", "testserver", "--lockfile", "pins.lock"}, 0, false},
 		{"audit suppressions", ".mcpspec/audit-suppressions.yaml", nil, []string{"audit", "--server", "testserver"}, 0, false},
 		{"audit --metadata", "meta.json", nil, []string{"audit", "--metadata", "meta.json"}, 0, false},

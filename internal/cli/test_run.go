@@ -94,6 +94,17 @@ func (a *app) testOnce(ctx context.Context, cfg *testConfig) error {
 	if cfg.dryRun {
 		return a.printPlan(cfg, cols)
 	}
+	// An audit: block's lockfile or suppressions that cannot be read are a mistake in the
+	// configuration, not an error of the server: say so before running anything.
+	for _, c := range cols {
+		if c.Audit == nil {
+			continue
+		}
+		if err := runner.CheckAudit(c.Audit); err != nil {
+			return &Error{Code: ExitConfig, Msg: "audit: block: " + err.Error(),
+				Hint: "the lockfile must be a regular file written by mcpspec audit --update-lock (restore it, or delete it and rerun that)", Err: err}
+		}
+	}
 	// A baseline that cannot be read is a mistake in the flags: say so before running anything.
 	var base *baselineRun
 	if cfg.baseline != "" {
