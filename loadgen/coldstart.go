@@ -22,6 +22,9 @@ type coldStarts struct {
 	// closes it (nil if none opened). Set once, read after Run returns.
 	first     *serverconn.Conn
 	firstOnce sync.Once
+	// openErr is the first error opening a session (nil if none failed), under mu.
+	mu      sync.Mutex
+	openErr error
 }
 
 var _ executor = (*coldStarts)(nil)
@@ -42,6 +45,13 @@ func (x *coldStarts) Run(ctx context.Context, out chan<- *[]metrics.Sample) erro
 	}
 	wg.Wait()
 	end()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.first == nil && x.openErr != nil && ctx.Err() == nil {
+		// Not one cold start reached the server: the server cannot be started (a command not
+		// on PATH, a refused connection), which is a connection error, not a measured run.
+		return x.openErr
+	}
 	return nil
 }
 
@@ -75,6 +85,11 @@ func (x *coldStarts) once(ctx context.Context, w *worker) {
 		w.record(ctx, &s)
 	}
 	if err != nil {
+		x.mu.Lock()
+		if x.openErr == nil {
+			x.openErr = err
+		}
+		x.mu.Unlock()
 		phase("total", t0, opened, err)
 		return
 	}

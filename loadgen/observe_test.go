@@ -12,7 +12,9 @@ import (
 	"github.com/mcpspec/mcpspec/loadgen/leak"
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/loadgen/resources"
+	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
+	"github.com/mcpspec/mcpspec/session/transport"
 )
 
 // fixedResources is a resources.Sampler that returns one reading, or an error.
@@ -185,5 +187,20 @@ func TestNegativeSampleInterval(t *testing.T) {
 	_, err := Run(context.Background(), &Config{Server: srv, Workload: echoWorkload(), SampleInterval: -time.Second})
 	if !errors.Is(err, ErrConfig) {
 		t.Errorf("err %v, want ErrConfig", err)
+	}
+}
+
+// TestColdStartNeverStarted: when not one cold start can open a session (the server's
+// command is not on PATH), the run is a connection error, not a passed run of failed samples.
+func TestColdStartNeverStarted(t *testing.T) {
+	srv, _ := testServer(t, nil)
+	notFound := &serverconn.Error{Category: session.Disconnected, Op: "start the server", Msg: `exec: "no-such-server": executable file not found in $PATH`}
+	srv.Dial = func(string) (transport.Dialer, error) { return nil, notFound }
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := Run(ctx, &Config{Server: srv, Scenario: ColdStart, Iterations: 3, Concurrency: 1})
+	var se *serverconn.Error
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "executable file not found") {
+		t.Errorf("Run = %v, want the start's *serverconn.Error", err)
 	}
 }
