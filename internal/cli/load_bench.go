@@ -219,34 +219,3 @@ func argsFromSchema(raw json.RawMessage) (json.RawMessage, string) {
 	}
 	return b, ""
 }
-
-func sampleValue(p map[string]any) (any, bool) {
-	if p == nil {
-		return nil, false
-	}
-	if v, ok := p["default"]; ok {
-		return v, true
-	}
-	if e, ok := p["enum"].([]any); ok && len(e) > 0 {
-		return e[0], true
-	}
-	if e, ok := p["examples"].([]any); ok && len(e) > 0 {
-		return e[0], true
-	}
-	switch p["type"] {
-	case "string":
-		return "x", true
-	case "integer", "number":
-		if m, ok := p["minimum"].(float64); ok {
-			return m, true
-		}
-		return 1, true
-	case "boolean":
-		return false, true
-	case "array":
-		return []any{}, true
-	case "object":
-		return map[string]any{}, true
-	}
-	return nil, false
-}
