@@ -43,6 +43,9 @@ func killOrphans() {
 			return
 		}
 		for _, pid := range kids {
+			if pid <= 1 || pid == self {
+				continue // never kill(0), kill(1) or ourselves
+			}
 			if p, ok := procfs.Stat(pid); ok && p.Zombie {
 				var ws syscall.WaitStatus
 				_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)

@@ -4,6 +4,7 @@ package stdio
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -22,6 +23,10 @@ const canTerminate = true
 
 // signalGroup sends sig to the process group pgid; an empty group is not an error.
 func signalGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		// kill(0) or kill(-1) would signal this process's own group, or every process.
+		return fmt.Errorf("stdio: no process group to signal (pgid %d)", pgid)
+	}
 	err := syscall.Kill(-pgid, sig)
 	if errors.Is(err, syscall.ESRCH) {
 		return nil // nobody left in the group

@@ -203,7 +203,10 @@ func (t *tree) members() (live []procfs.Proc, zombies []int) {
 		}
 	}
 	for pid := range in {
-		if p := byPID[pid]; !p.Zombie {
+		// The root is added while its exec.Cmd has not yet reaped it, which may be after it
+		// left /proc: a pid not listed has no entry, and its zero value (pid 0) must never be
+		// signalled, as kill(0) is the whole process group of this process.
+		if p, ok := byPID[pid]; ok && p.PID > 0 && !p.Zombie {
 			live = append(live, p)
 			t.known[pid] = p.Start
 		}
