@@ -5,6 +5,7 @@ package interop
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,7 +108,9 @@ func (tg twinTarget) leak(t *testing.T, tool, args string) *metrics.Run {
 	code := tg.run(t, "load", &r, "--tool", tool, "--args", args, "--scenario", "soak",
 		"--rate", strconv.Itoa(twinLeakRate)+"/s", "--duration", twinLeakSoak.String(), "--iterations", strconv.Itoa(int(twinLeakRate*twinLeakSoak.Seconds())),
 		"--sample-interval", "200ms", "--leak-min-calls", "300", "--progress", "off", "--out", t.TempDir(), "--run-id", "soak")
-	if code != cli.ExitOK || r.Leak == nil || r.Process == nil {
+	// A leak verdict fails the run by its default gate (exit 1); anything else must pass.
+	leaked := r.Leak != nil && r.Leak.Verdict == string(leak.Leak)
+	if (code != cli.ExitOK && !(leaked && code == cli.ExitFailure)) || r.Leak == nil || r.Process == nil {
 		t.Fatalf("load: exit %d, leak %+v, process sampled %v", code, r.Leak, r.Process != nil)
 	}
 	if r.Errors.Total > 0 {
@@ -125,11 +128,12 @@ type twinFuzzReport struct {
 	FindingCount int `json:"findingCount"`
 }
 
-// fuzz runs `mcpspec fuzz` with a fixed seed over every family.
-func (tg twinTarget) fuzz(t *testing.T, iterations int) (*twinFuzzReport, cli.ExitCode) {
+// fuzz runs `mcpspec fuzz` with a fixed seed over every family (or those extra flags name).
+func (tg twinTarget) fuzz(t *testing.T, iterations int, extra ...string) (*twinFuzzReport, cli.ExitCode) {
 	t.Helper()
 	var r twinFuzzReport
-	code := tg.run(t, "fuzz", &r, "--seed", "7", "--iterations", strconv.Itoa(iterations), "--hang-after", "5s", "--minimize-runs", "10", "--time", "40s")
+	args := append([]string{"--seed", "7", "--iterations", strconv.Itoa(iterations), "--hang-after", "5s", "--minimize-runs", "10", "--time", "40s"}, extra...)
+	code := tg.run(t, "fuzz", &r, args...)
 	t.Logf("  %d cases, stopped by %s, %d finding(s), outcomes %v, %d respawns", r.Cases, r.StoppedBy, r.FindingCount, r.Outcomes, r.Respawns)
 	for _, f := range r.Findings {
 		t.Logf("  finding %s %s [%s/%s] %s: %s", f.ID, f.Outcome, f.Family, f.Kind, f.What, f.Detail)
@@ -137,21 +141,26 @@ func (tg twinTarget) fuzz(t *testing.T, iterations int) (*twinFuzzReport, cli.Ex
 	return &r, code
 }
 
-// probeClean runs `mcpspec probe` and fails on any failed row.
-func (tg twinTarget) probeClean(t *testing.T) {
+// probeClean runs `mcpspec probe` and fails on any failed row but the allowed ones (true
+// failures of the SDK the twin is built on, not of the twin).
+func (tg twinTarget) probeClean(t *testing.T, allowed ...string) {
 	t.Helper()
 	var r probe.Report
 	code := tg.run(t, "probe", &r)
 	t.Logf("  %d pass, %d warn, %d fail, %d n/a", r.Counts.Pass, r.Counts.Warn, r.Counts.Fail, r.Counts.NotApplicable)
+	allowedOnly := true
 	for _, row := range r.Results {
-		switch row.Status {
-		case probe.Fail:
+		switch {
+		case row.Status == probe.Fail && slices.Contains(allowed, row.ID):
+			t.Logf("  fail %s (%s), a known failure of the SDK: %s", row.ID, row.Version, row.Message)
+		case row.Status == probe.Fail:
+			allowedOnly = false
 			t.Errorf("row %s (%s) failed: %s", row.ID, row.Version, row.Message)
-		case probe.Warn:
+		case row.Status == probe.Warn:
 			t.Logf("  warn %s (%s): %s", row.ID, row.Version, row.Message)
 		}
 	}
-	if code != cli.ExitOK || r.Counts.Pass < 20 {
+	if (code != cli.ExitOK && !(code == cli.ExitFailure && allowedOnly && len(allowed) > 0)) || r.Counts.Pass < 20 {
 		t.Errorf("probe: exit %d with %d rows passed", code, r.Counts.Pass)
 	}
 }
