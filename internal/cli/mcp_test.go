@@ -91,7 +91,8 @@ func checkMCPTools(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
 }
 
 // TestMCPServerStdio drives `mcpspec mcp` over stdio with the go-sdk client: the tools and their
-// schemas, list_tools and call_tool on testserver, a tiny collection, a deadlock check, and the
+// schemas, list_tools and call_tool on testserver, a tiny collection, a deadlock check, a race
+// found (a verdict, not a tool error), and the
 // refusals (a server outside the allowlist, a path outside the working directory, a bound).
 func TestMCPServerStdio(t *testing.T) {
 	exe, err := exec.LookPath("mcpspec")
@@ -132,6 +133,32 @@ func TestMCPServerStdio(t *testing.T) {
 	res, out = mcpCall(t, ctx, s, "deadlock", map[string]any{"server": "testserver", "tool": "echo", "arguments": map[string]any{"text": "x"}, "concurrency": 4, "maxSeconds": 30})
 	if res.IsError || out["exitCode"] != 0.0 || !strings.Contains(resultText(res), "verdict clean") {
 		t.Errorf("deadlock: isError=%v exitCode=%v text=%q stderr=%v", res.IsError, out["exitCode"], resultText(res), out["stderr"])
+	}
+
+	// A bounded load run, its run directory summarised and compared with itself; the results
+	// file run_collection left (.mcpspec/runs/latest.json) summarised.
+	res, out = mcpCall(t, ctx, s, "load", map[string]any{"server": "testserver", "tool": "echo", "arguments": map[string]any{"text": "x"}, "rate": 10, "durationSeconds": 1})
+	m := regexp.MustCompile(`run directory: (\.mcpspec/mcp-runs/\S+)`).FindStringSubmatch(resultText(res))
+	if res.IsError || out["exitCode"] != 0.0 || !strings.HasPrefix(resultText(res), "load passed: 10 requests") || m == nil {
+		t.Fatalf("load: isError=%v exitCode=%v text=%q stderr=%v", res.IsError, out["exitCode"], resultText(res), out["stderr"])
+	}
+	res, _ = mcpCall(t, ctx, s, "summarize_report", map[string]any{"path": m[1]})
+	if res.IsError || !strings.HasPrefix(resultText(res), "load passed: 10 requests") {
+		t.Errorf("summarize_report of %s: isError=%v text=%q", m[1], res.IsError, resultText(res))
+	}
+	res, out = mcpCall(t, ctx, s, "compare_runs", map[string]any{"baseline": m[1], "current": m[1]})
+	if res.IsError || out["exitCode"] != 0.0 || resultText(res) != "compare: no regression" {
+		t.Errorf("compare_runs: isError=%v exitCode=%v text=%q stderr=%v", res.IsError, out["exitCode"], resultText(res), out["stderr"])
+	}
+	res, _ = mcpCall(t, ctx, s, "summarize_report", map[string]any{"path": ".mcpspec/runs/latest.json"})
+	if res.IsError || !strings.HasPrefix(resultText(res), "1 test: 1 passed") {
+		t.Errorf("summarize_report of a results file: isError=%v text=%q", res.IsError, resultText(res))
+	}
+
+	// A bug found is a verdict, not a tool error: outcome failed, exit 1.
+	res, out = mcpCall(t, ctx, s, "race", map[string]any{"server": "testserver --divergent", "tool": "slow", "arguments": map[string]any{"milliseconds": 20}, "concurrency": 8})
+	if res.IsError || out["exitCode"] != 1.0 || out["outcome"] != "failed" || !strings.Contains(resultText(res), "verdict race") {
+		t.Errorf("race on a divergent server: isError=%v exitCode=%v outcome=%v text=%q", res.IsError, out["exitCode"], out["outcome"], resultText(res))
 	}
 
 	res, _ = mcpCall(t, ctx, s, "list_tools", map[string]any{"server": "sh -c 'echo pwned'"})
