@@ -302,11 +302,35 @@ func (s *server) detector(ctx context.Context, limit time.Duration, verb string,
 	}
 	out.Summary = verb + ": " + out.Outcome
 	if m, ok := out.Report.(map[string]any); ok {
-		if v, ok := m["verdict"].(string); ok {
-			out.Summary = fmt.Sprintf("%s: verdict %s (exit %d)", verb, textfmt.Clean(v), out.ExitCode)
-		}
+		out.Summary = detectorSummary(verb, out, m)
 	}
 	return out, nil
+}
+
+// detectorSummary is a detector's verdict in a line or two: its verdict and diagnosis
+// (deadlock, race, head-of-line), its cases and findings (fuzz), or its row counts (probe).
+func detectorSummary(verb string, out Output, m map[string]any) string {
+	s := fmt.Sprintf("%s: %s (exit %d)", verb, out.Outcome, out.ExitCode)
+	if v, ok := m["verdict"].(string); ok {
+		s = fmt.Sprintf("%s: verdict %s (exit %d)", verb, textfmt.Clean(v), out.ExitCode)
+	}
+	if cases, ok := m["cases"].(float64); ok {
+		n, _ := m["findingCount"].(float64)
+		s += fmt.Sprintf(": %.0f cases, %s", cases, textfmt.Plural(int(n), "finding"))
+	}
+	if c, ok := m["counts"].(map[string]any); ok {
+		var parts []string
+		for _, k := range []string{"pass", "warn", "fail", "notApplicable"} {
+			if n, ok := c[k].(float64); ok {
+				parts = append(parts, fmt.Sprintf("%.0f %s", n, k))
+			}
+		}
+		s += ": " + strings.Join(parts, ", ")
+	}
+	if d, ok := m["diagnosis"].(string); ok && d != "" {
+		s += "\n" + textfmt.Clean(cut(d, 600))
+	}
+	return s
 }
 
 func (s *server) deadlock(ctx context.Context, in DeadlockIn) (Output, error) {
