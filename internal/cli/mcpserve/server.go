@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -178,14 +179,19 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// capped keeps the first max bytes written to it and notes whether more came.
+// capped keeps the first max bytes written to it and notes whether more came. It is safe for
+// concurrent writes (a verb may write from more than one goroutine).
 type capped struct {
+	// mu guards buf and cut.
+	mu  sync.Mutex
 	buf bytes.Buffer
 	max int
 	cut bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	room := c.max - c.buf.Len()
 	if len(p) > room {
 		c.cut = true
@@ -195,13 +201,17 @@ func (c *capped) Write(p []byte) (int, error) {
 	return c.buf.Write(p)
 }
 
-// tail keeps the last max bytes written to it.
+// tail keeps the last max bytes written to it; it is safe for concurrent writes.
 type tail struct {
+	// mu guards buf.
+	mu  sync.Mutex
 	buf []byte
 	max int
 }
 
 func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.max; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
@@ -209,4 +219,8 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tail) String() string { return string(t.buf) }
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -68,3 +68,21 @@ func TestToolResult(t *testing.T) {
 		}
 	}
 }
+
+// TestCappedAndTail: capped keeps the head and notes the cut; tail keeps the end.
+func TestCappedAndTail(t *testing.T) {
+	c := &capped{max: 5}
+	tl := &tail{max: 5}
+	for _, p := range []string{"abc", "def", "gh"} {
+		if n, err := c.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("capped.Write(%q) = %d, %v", p, n, err)
+		}
+		_, _ = tl.Write([]byte(p))
+	}
+	if got := c.buf.String(); got != "abcde" || !c.cut {
+		t.Errorf("capped = %q cut=%v, want abcde cut", got, c.cut)
+	}
+	if got := tl.String(); got != "defgh" {
+		t.Errorf("tail = %q, want defgh", got)
+	}
+}
