@@ -223,7 +223,6 @@ type rawHTTP struct {
 	url       string
 	version   string
 	stateless bool
-	sid       string
 	next      atomic.Int64
 	// echoTail is the echo request after its id; callHeader the headers of a tools/call.
 	echoTail   []byte
