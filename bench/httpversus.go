@@ -165,15 +165,23 @@ func httpClientRun(kind Kind) func(context.Context, string, HTTPCase, time.Durat
 		}
 		defer cl.Close()
 		var l Latencies
+		var cpu time.Duration
 		if c.Rate > 0 {
+			cpu0 := ProcessCPU()
 			l, err = Open(ctx, cl, c.Rate, d, httpOpenInFlight)
+			cpu = ProcessCPU() - cpu0
 		} else {
-			l, err = Closed(ctx, cl, c.Closed, d)
+			if err := warmUp(ctx, cl, latencyWarmUp); err != nil {
+				return Figure{}, err
+			}
+			cpu0 := ProcessCPU()
+			l, err = closed(ctx, cl, c.Closed, d)
+			cpu = ProcessCPU() - cpu0
 		}
 		if err != nil {
 			return Figure{}, err
 		}
-		return Figure{PerSecond: l.PerSecond(), P50: l.Percentile(50), P99: l.Percentile(99)}, nil
+		return Figure{PerSecond: l.PerSecond(), P50: l.Percentile(50), P99: l.Percentile(99), CPUPerCall: perCall(cpu, len(l.Calls))}, nil
 	}
 }
 
@@ -198,7 +206,8 @@ func httpLoadRun(ctx context.Context, bin string, c HTTPCase, d time.Duration) (
 	if s.Errors.Total > 0 {
 		return Figure{}, fmt.Errorf("bench: mcpspec load: %d errors against the reference server", s.Errors.Total)
 	}
-	return Figure{PerSecond: s.Throughput.RequestsPerSec, P50: msDuration(s.Latency.P50), P99: msDuration(s.Latency.P99)}, nil
+	return Figure{PerSecond: s.Throughput.RequestsPerSec, P50: msDuration(s.Latency.P50), P99: msDuration(s.Latency.P99),
+		CPUPerCall: perCall(s.CPU, int(s.Throughput.TotalRequests))}, nil
 }
 
 // RatioOf is the median over rounds of ours[i].x / raw[i].x, for x picked by get: each round's
@@ -217,22 +226,39 @@ func RatioOf(ours, raw []Figure, get func(Figure) float64) float64 {
 	return rs[(len(rs)-1)/2]
 }
 
+// medianOf is the median over rounds of the figure get picks, as a duration.
+func medianOf(f []Figure, get func(Figure) float64) time.Duration {
+	v := make([]float64, 0, len(f))
+	for _, x := range f {
+		v = append(v, get(x))
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return time.Duration(v[(len(v)-1)/2])
+}
+
 // The figures [RatioOf] compares.
 var (
 	figRate = func(f Figure) float64 { return f.PerSecond }
 	figP50  = func(f Figure) float64 { return float64(f.P50) }
 	figP99  = func(f Figure) float64 { return float64(f.P99) }
+	figCPU  = func(f Figure) float64 { return float64(f.CPUPerCall) }
 )
 
-// WriteTables prints r as a markdown table: the raw client's median round and the median
-// per-round ratios of mcpspec's session and `mcpspec load` to it.
+// WriteTables prints r as a markdown table: the raw client's median round (its CPU per call
+// the median over rounds) and the median per-round ratios of mcpspec's session and `mcpspec
+// load` to it. CPU per call is each client's process (the server is another): the raw client
+// and the session run in the harness's process, `mcpspec load` in its own, whose start-up and
+// reports are in its figure.
 func (r *HTTPVersusResults) WriteTables(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "### Streamable HTTP against a minimal net/http client (`mcpspec testserver --transport http`, a fresh one per client run; %v each, median of %d interleaved rounds' ratios; %s/%s, %d CPUs, %s, load average %s)\n\n",
 		c.Duration, c.Rounds, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), loadRange(r.LoadAvg))
-	header(w, "era", "model", "raw calls/s", "raw p50", "raw p99",
-		"session calls/s ÷ raw", "session p50 ÷ raw", "session p99 ÷ raw",
-		"load calls/s ÷ raw", "load p50 ÷ raw", "load p99 ÷ raw")
+	header(w, "era", "model", "raw calls/s", "raw p50", "raw p99", "raw CPU/call",
+		"session calls/s ÷ raw", "session p50 ÷ raw", "session p99 ÷ raw", "session CPU/call ÷ raw",
+		"load calls/s ÷ raw", "load p50 ÷ raw", "load p99 ÷ raw", "load CPU/call ÷ raw")
 	x := func(v float64) string {
 		if v == 0 {
 			return "–"
@@ -244,9 +270,9 @@ func (r *HTTPVersusResults) WriteTables(w io.Writer) {
 			continue
 		}
 		raw, _, _ := VersusRow{Rounds: vr.Raw}.median()
-		row(w, vr.Case.era(), vr.Case.String(), fmt.Sprintf("%.0f", raw.PerSecond), ms(raw.P50), ms(raw.P99),
-			x(RatioOf(vr.Session, vr.Raw, figRate)), x(RatioOf(vr.Session, vr.Raw, figP50)), x(RatioOf(vr.Session, vr.Raw, figP99)),
-			x(RatioOf(vr.Load, vr.Raw, figRate)), x(RatioOf(vr.Load, vr.Raw, figP50)), x(RatioOf(vr.Load, vr.Raw, figP99)))
+		row(w, vr.Case.era(), vr.Case.String(), fmt.Sprintf("%.0f", raw.PerSecond), ms(raw.P50), ms(raw.P99), µs(medianOf(vr.Raw, figCPU)),
+			x(RatioOf(vr.Session, vr.Raw, figRate)), x(RatioOf(vr.Session, vr.Raw, figP50)), x(RatioOf(vr.Session, vr.Raw, figP99)), x(RatioOf(vr.Session, vr.Raw, figCPU)),
+			x(RatioOf(vr.Load, vr.Raw, figRate)), x(RatioOf(vr.Load, vr.Raw, figP50)), x(RatioOf(vr.Load, vr.Raw, figP99)), x(RatioOf(vr.Load, vr.Raw, figCPU)))
 	}
 	fmt.Fprintln(w)
 }

@@ -124,7 +124,7 @@ func TestHTTPVersusSmoke(t *testing.T) {
 	}
 	for _, vr := range r.Rows {
 		for name, f := range map[string][]Figure{"raw": vr.Raw, "session": vr.Session, "load": vr.Load} {
-			if len(f) != 1 || f[0].PerSecond <= 0 || f[0].P50 <= 0 {
+			if len(f) != 1 || f[0].PerSecond <= 0 || f[0].P50 <= 0 || f[0].CPUPerCall <= 0 {
 				t.Errorf("%s %s %s: %+v", vr.Case.era(), vr.Case, name, f)
 			}
 		}

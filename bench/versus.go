@@ -41,6 +41,8 @@ type VersusConfig struct {
 type Figure struct {
 	PerSecond float64
 	P50, P99  time.Duration
+	// CPUPerCall is the client's CPU per completed call (zero: not measured).
+	CPUPerCall time.Duration
 }
 
 // VersusRow is one client's figures, one per round.
