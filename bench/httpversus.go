@@ -20,7 +20,7 @@ type HTTPVersusConfig struct {
 	// Closed lists the closed model's in-flight counts: workers calling back to back (default
 	// 10 and 100).
 	Closed []int
-	// Rates lists the open model's arrivals per second (default 500 and 2000).
+	// Rates lists the open model's arrivals per second (default 200 and 1000).
 	Rates []float64
 	// Versions lists the protocol versions, one per era (default [ProtocolVersion], stateful
 	// with Mcp-Session-Id, and [StatelessVersion]).
@@ -36,7 +36,7 @@ type HTTPVersusConfig struct {
 
 func (c HTTPVersusConfig) withDefaults() HTTPVersusConfig {
 	if len(c.Closed) == 0 && len(c.Rates) == 0 {
-		c.Closed, c.Rates = []int{10, 100}, []float64{500, 2000}
+		c.Closed, c.Rates = []int{10, 100}, []float64{200, 1000}
 	}
 	if len(c.Versions) == 0 {
 		c.Versions = []string{ProtocolVersion, StatelessVersion}

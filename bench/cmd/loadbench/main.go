@@ -29,7 +29,7 @@ func main() {
 		rounds    = flag.Int("rounds", 3, "interleaved rounds of every client against the echo server (the median is shown)")
 		only      = flag.String("only", "", "run only versus, truth, http or http-truth")
 		httpC     = flag.String("http-c", "10,100", "Streamable HTTP: the closed model's in-flight counts (comma-separated; \"\" none)")
-		httpRates = flag.String("http-rates", "500,2000", "Streamable HTTP: the open model's arrivals per second (comma-separated; \"\" none)")
+		httpRates = flag.String("http-rates", "200,1000", "Streamable HTTP: the open model's arrivals per second (comma-separated; \"\" none)")
 		quiet     = flag.Bool("q", false, "no progress lines on stderr")
 	)
 	flag.Parse()
