@@ -5,6 +5,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -114,5 +116,50 @@ func BenchmarkInflight(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// sessionsEnv sets how many sessions BenchmarkIdleSessions opens (default 200; the issue's
+// figure is 10000).
+const sessionsEnv = "MCPBENCH_SESSIONS"
+
+// BenchmarkIdleSessions opens N idle sessions (MCPBENCH_SESSIONS, default 200) to a child
+// `mcpspec testserver --transport http`, as `mcpspec load --sessions N` does, in both eras, and
+// reports the client's bytes, goroutines and file descriptors per idle session and the time to
+// open them all:
+//
+//	MCPBENCH_SESSIONS=10000 go test -run XXX -bench IdleSessions -benchtime 1x ./bench/
+func BenchmarkIdleSessions(b *testing.B) {
+	n := 200
+	if v := os.Getenv(sessionsEnv); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			b.Fatalf("%s=%q: want a positive count", sessionsEnv, v)
+		}
+	}
+	if _, err := RaiseFileLimit(uint64(2*n) + 1024); err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range []string{ProtocolVersion, StatelessVersion} {
+		b.Run("version="+v, func(b *testing.B) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			srv, err := StartHTTP(ctx, binary(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Close()
+			var s SessionsSample
+			for b.Loop() {
+				if s, err = IdleSessions(ctx, srv.URL, v, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(s.BytesPerSession, "B/session")
+			b.ReportMetric(s.GoroutinesPerSession, "goroutines/session")
+			b.ReportMetric(s.FilesPerSession, "fds/session")
+			b.ReportMetric(float64(s.Open.Milliseconds()), "ms-to-open")
+			b.ReportMetric(float64(n), "sessions")
+		})
 	}
 }

@@ -54,6 +54,17 @@ const (
 // call (the go-sdk client does not speak the stateless 2026-07-28 era).
 const ProtocolVersion = session.Version20251125
 
+// StatelessVersion is the stateless era's protocol version (2026-07-28).
+const StatelessVersion = session.Version20260728
+
+// version is t's protocol version.
+func (t Target) version() string {
+	if t.ProtocolVersion == "" {
+		return ProtocolVersion
+	}
+	return t.ProtocolVersion
+}
+
 // callTimeout is mcpspec's per-request timeout here. The go-sdk and raw clients have none of
 // their own: every caller passes a context whose deadline bounds the whole run.
 const callTimeout = 2 * time.Minute
@@ -85,6 +96,10 @@ type Target struct {
 	// HTTPClient sends the requests of every client kind (HTTP, H2C); nil means
 	// NewHTTPClientFor(Transport, DefaultConnections).
 	HTTPClient *http.Client
+	// ProtocolVersion is the version the raw and mcpspec clients speak (default
+	// [ProtocolVersion]); [StatelessVersion] makes them stateless: no initialize, no
+	// Mcp-Session-Id, the version in every request's _meta. The go-sdk client ignores it.
+	ProtocolVersion string
 	// OnCall, if set, runs each time a tools/call request has been handed to the stdio
 	// transport (ours: as it is queued; go-sdk and raw: once written to the pipe).
 	OnCall func()
@@ -149,11 +164,11 @@ func dialOurs(ctx context.Context, t Target) (Client, error) {
 	default:
 		return nil, fmt.Errorf("bench: unknown transport %q", t.Transport)
 	}
-	return openOurs(ctx, d, t.OnCall)
+	return openOurs(ctx, d, t.version(), t.OnCall)
 }
 
-func openOurs(ctx context.Context, d transport.Dialer, onCall func()) (Client, error) {
-	opts := &session.Options{ProtocolVersion: ProtocolVersion, RequestTimeout: callTimeout}
+func openOurs(ctx context.Context, d transport.Dialer, version string, onCall func()) (Client, error) {
+	opts := &session.Options{ProtocolVersion: version, RequestTimeout: callTimeout}
 	if onCall != nil {
 		opts.OnFrame = func(dir session.Direction, f transport.Frame) {
 			if dir == session.Sent && isToolsCall(f.Data) {

@@ -139,7 +139,7 @@ func withInMemory(ctx context.Context, kind Kind, use func(c Client) error) erro
 	)
 	switch kind {
 	case Ours:
-		c, err = openOurs(ctx, connDialer{linestream.NewConn(cc, cc, cc.Close, nil)}, nil)
+		c, err = openOurs(ctx, connDialer{linestream.NewConn(cc, cc, cc.Close, nil)}, ProtocolVersion, nil)
 	case GoSDK:
 		c, err = connectGoSDK(ctx, &mcp.IOTransport{Reader: cc, Writer: cc})
 	default:

@@ -92,6 +92,9 @@ type LoadSummary struct {
 	Errors struct {
 		Total int64 `json:"total"`
 	} `json:"errors"`
+	// CPU is the user+system CPU the load process used, start-up and reports included (and
+	// a stdio server's, which is its child).
+	CPU time.Duration `json:"-"`
 }
 
 // LoadLatency is the latency summary of metrics.json, in milliseconds.
@@ -124,10 +127,11 @@ func RunLoad(ctx context.Context, bin string, d time.Duration, args []string) (L
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, d+peerGrace)
 	defer cancel()
-	out, err := runPeer(ctx, bin, append(append([]string{"load"}, args...), "--json", "--out", dir))
+	out, cpu, err := runPeerCPU(ctx, bin, append(append([]string{"load"}, args...), "--json", "--out", dir))
 	if err != nil {
 		return s, fmt.Errorf("bench: mcpspec load: %w", err)
 	}
+	s.CPU = cpu
 	if err := json.Unmarshal(out, &s); err != nil || s.Latency.Count == 0 {
 		return s, fmt.Errorf("bench: mcpspec load: no metrics in its output (%v): %.300s", err, out)
 	}
@@ -136,6 +140,13 @@ func RunLoad(ctx context.Context, bin string, d time.Duration, args []string) (L
 
 // runPeer runs a peer and returns its stdout; a failure carries the end of its stderr.
 func runPeer(ctx context.Context, bin string, args []string) ([]byte, error) {
+	out, _, err := runPeerCPU(ctx, bin, args)
+	return out, err
+}
+
+// runPeerCPU is [runPeer] that also returns the CPU (user+system) the peer used, with that of
+// the children it waited for.
+func runPeerCPU(ctx context.Context, bin string, args []string) ([]byte, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.SysProcAttr = childAttr()
 	cmd.WaitDelay = 5 * time.Second
@@ -146,9 +157,9 @@ func runPeer(ctx context.Context, bin string, args []string) ([]byte, error) {
 		if len(tail) > 600 {
 			tail = tail[len(tail)-600:]
 		}
-		return nil, fmt.Errorf("%s: %w: %s", filepath.Base(bin), err, bytes.TrimSpace(tail))
+		return nil, 0, fmt.Errorf("%s: %w: %s", filepath.Base(bin), err, bytes.TrimSpace(tail))
 	}
-	return stdout.Bytes(), nil
+	return stdout.Bytes(), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
 // lastJSON returns the last top-level JSON object of out (mcp-stress prints only one, but

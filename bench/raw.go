@@ -214,42 +214,74 @@ func (c *rawStdio) Close() error {
 }
 
 // rawHTTP is the hand-rolled Streamable HTTP client: a plain net/http POST of a pre-encoded
-// body per call, the JSON answer read whole and checked for a result.
+// body per call, the JSON answer read whole and checked for a result. Stateful (up to
+// 2025-11-25) it does the initialize handshake and sends the Mcp-Session-Id it got; stateless
+// (2026-07-28) it sends no handshake, the version in every request's _meta and the Mcp-Method
+// and Mcp-Name headers the era requires.
 type rawHTTP struct {
-	client *http.Client
-	url    string
-	sid    string
-	next   atomic.Int64
+	client    *http.Client
+	url       string
+	version   string
+	stateless bool
+	next      atomic.Int64
+	// echoTail is the echo request after its id; callHeader the headers of a tools/call.
+	echoTail   []byte
+	callHeader http.Header
+	// sidHeader is the shared Mcp-Session-Id value (nil: none).
+	sidHeader []string
 }
 
+// rawStatelessMeta is the _meta of every stateless request, after the version.
+const rawStatelessMeta = `","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
+
 func dialRawHTTP(ctx context.Context, t Target) (Client, error) {
-	c := &rawHTTP{client: t.HTTPClient, url: t.URL}
-	resp, err := c.post(ctx, rawInitialize(c.next.Add(1)))
+	v := t.version()
+	c := &rawHTTP{client: t.HTTPClient, url: t.URL, version: v, stateless: v == StatelessVersion, echoTail: rawEchoTail}
+	c.callHeader = http.Header{
+		"Content-Type":         {"application/json"},
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {v},
+	}
+	if c.stateless {
+		c.echoTail = []byte(`,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"` +
+			v + rawStatelessMeta + `}}`)
+		c.callHeader["Mcp-Method"] = []string{"tools/call"}
+		c.callHeader["Mcp-Name"] = []string{"echo"}
+		return c, nil
+	}
+	sid, err := c.post(ctx, rawInitialize(c.next.Add(1)), nil)
 	if err != nil {
 		return nil, fmt.Errorf("bench: raw http: initialize: %w", err)
 	}
-	c.sid = resp
-	if _, err := c.post(ctx, rawInitialized); err != nil {
+	if sid != "" {
+		c.sidHeader = []string{sid}
+		c.callHeader["Mcp-Session-Id"] = c.sidHeader
+	}
+	if _, err := c.post(ctx, rawInitialized, nil); err != nil {
 		return nil, fmt.Errorf("bench: raw http: initialized: %w", err)
 	}
 	return c, nil
 }
 
-// post sends body and checks the answer: a result for a request, 202 for a notification. It
-// returns the Mcp-Session-Id header.
-func (c *rawHTTP) post(ctx context.Context, body []byte) (string, error) {
+// post sends body and checks the answer: a result for a request (JSON, or an SSE stream whose
+// data carries it), 202 for a notification. It returns the Mcp-Session-Id header. h, if set,
+// is the request's headers (shared, read-only); nil sends the stateful session's.
+func (c *rawHTTP) post(ctx context.Context, body []byte, h http.Header) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return "", err
 	}
-	req.Header = http.Header{
-		"Content-Type":         {"application/json"},
-		"Accept":               {"application/json, text/event-stream"},
-		"Mcp-Protocol-Version": {ProtocolVersion},
+	if h == nil {
+		h = http.Header{
+			"Content-Type":         {"application/json"},
+			"Accept":               {"application/json, text/event-stream"},
+			"Mcp-Protocol-Version": {c.version},
+		}
+		if c.sidHeader != nil {
+			h["Mcp-Session-Id"] = c.sidHeader
+		}
 	}
-	if c.sid != "" {
-		req.Header["Mcp-Session-Id"] = []string{c.sid}
-	}
+	req.Header = h
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return "", err
@@ -266,7 +298,7 @@ func (c *rawHTTP) post(ctx context.Context, body []byte) (string, error) {
 	case resp.StatusCode == http.StatusAccepted:
 		return "", nil
 	case resp.StatusCode != http.StatusOK:
-		return "", fmt.Errorf("status %s", resp.Status)
+		return "", fmt.Errorf("status %s: %.200s", resp.Status, buf.Bytes())
 	case !bytes.Contains(buf.Bytes(), rawResult):
 		return "", fmt.Errorf("no result in %.200s", buf.Bytes())
 	}
@@ -278,18 +310,21 @@ func (c *rawHTTP) Echo(ctx context.Context) error {
 	defer bufPool.Put(bp)
 	b := append((*bp)[:0], rawHead...)
 	b = strconv.AppendInt(b, c.next.Add(1), 10)
-	b = append(b, rawEchoTail...)
+	b = append(b, c.echoTail...)
 	*bp = b
-	_, err := c.post(ctx, b)
+	_, err := c.post(ctx, b, c.callHeader)
 	return err
 }
 
 func (c *rawHTTP) CallTool(ctx context.Context, name string, args map[string]any) error {
+	if c.stateless {
+		return fmt.Errorf("bench: raw http: stateless CallTool of %q: only Echo is stateless", name)
+	}
 	req, err := rawRequest(c.next.Add(1), name, args)
 	if err != nil {
 		return err
 	}
-	_, err = c.post(ctx, req)
+	_, err = c.post(ctx, req, nil)
 	return err
 }
 

@@ -44,10 +44,11 @@ type HTTPServer struct {
 // startTimeout bounds how long a child server may take to print its URL.
 const startTimeout = 10 * time.Second
 
-// StartHTTP starts the reference server from bin listening on 127.0.0.1 at a free port and
-// waits for the URL it prints. Close stops it.
-func StartHTTP(ctx context.Context, bin string) (*HTTPServer, error) {
-	cmd := exec.Command(bin, "testserver", "--transport", "http", "--addr", "127.0.0.1:0")
+// StartHTTP starts the reference server from bin listening on 127.0.0.1 at a free port, with
+// the further testserver flags extra (e.g. [DelayModel.TestserverFlags]), and waits for the URL
+// it prints. Close stops it.
+func StartHTTP(ctx context.Context, bin string, extra ...string) (*HTTPServer, error) {
+	cmd := exec.Command(bin, append([]string{"testserver", "--transport", "http", "--addr", "127.0.0.1:0"}, extra...)...)
 	cmd.SysProcAttr = childAttr()
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

@@ -41,6 +41,8 @@ type VersusConfig struct {
 type Figure struct {
 	PerSecond float64
 	P50, P99  time.Duration
+	// CPUPerCall is the client's CPU per completed call (zero: not measured).
+	CPUPerCall time.Duration
 }
 
 // VersusRow is one client's figures, one per round.
@@ -254,6 +256,9 @@ type TruthConfig struct {
 	Duration time.Duration
 	// Seed makes the server's delays reproducible (default "truth").
 	Seed string
+	// Transport is the wire (default [Stdio]); with [HTTP] every client gets a fresh
+	// `testserver --transport http` child and mcp-stress is left out.
+	Transport Transport
 	// Progress, if set, receives a line as each measurement starts.
 	Progress io.Writer
 }
@@ -307,6 +312,12 @@ func Truth(ctx context.Context, cfg TruthConfig) (*TruthResults, error) {
 	if cfg.Seed == "" {
 		cfg.Seed = "truth"
 	}
+	if cfg.Transport == "" {
+		cfg.Transport = Stdio
+	}
+	if cfg.Transport != Stdio && cfg.Transport != HTTP {
+		return nil, fmt.Errorf("bench: latency truth: transport %q: stdio or http", cfg.Transport)
+	}
 	if !SupportsDelay(ctx, cfg.Mcpspec) {
 		return nil, ErrNoDelayFlags
 	}
@@ -319,6 +330,30 @@ func Truth(ctx context.Context, cfg TruthConfig) (*TruthResults, error) {
 	target := Target{Transport: Stdio, Argv: append([]string{cfg.Mcpspec, "testserver", "--transport", "stdio"}, flags...)}
 	// The open schedule holds up to a stall's worth of calls in flight, and more.
 	maxInFlight := int(cfg.Rate*(cfg.Model.StallFor+time.Second).Seconds()) + 1000
+	// withServer runs use with the SPEC of a fresh server and, over HTTP, a connection pool
+	// with room for maxInFlight calls.
+	withServer := func(use func(t Target, spec string) error) error {
+		if cfg.Transport == Stdio {
+			server := "testserver"
+			for _, f := range flags {
+				server += " " + f
+			}
+			return use(target, server)
+		}
+		srv, err := StartHTTP(ctx, cfg.Mcpspec, flags...)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		hc := NewHTTPClient(maxInFlight)
+		defer hc.CloseIdleConnections()
+		return use(Target{Transport: HTTP, URL: srv.URL, HTTPClient: hc}, srv.URL)
+	}
+	if cfg.Transport == HTTP {
+		if _, err := RaiseFileLimit(uint64(maxInFlight) + 1024); err != nil {
+			return r, err
+		}
+	}
 	for _, k := range []struct {
 		name string
 		run  func(Client) (Latencies, error)
@@ -328,38 +363,44 @@ func Truth(ctx context.Context, cfg TruthConfig) (*TruthResults, error) {
 		// No warm-up: the stall's clock starts at the server's first call.
 		{"closed", func(c Client) (Latencies, error) { return closed(ctx, c, cfg.Workers, cfg.Duration) }, &r.Closed},
 	} {
-		progress("latency truth: raw client, %s model, %v", k.name, cfg.Duration)
-		c, err := Dial(ctx, Raw, target)
-		if err != nil {
-			return r, err
-		}
-		*k.into, err = k.run(c)
-		c.Close()
+		progress("latency truth (%s): raw client, %s model, %v", cfg.Transport, k.name, cfg.Duration)
+		err := withServer(func(t Target, _ string) error {
+			c, err := Dial(ctx, Raw, t)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			*k.into, err = k.run(c)
+			return err
+		})
 		if err != nil {
 			return r, fmt.Errorf("raw %s: %w", k.name, err)
 		}
 	}
 	if HasLoad(ctx, cfg.Mcpspec) {
-		progress("latency truth: mcpspec load --rate %g, %v", cfg.Rate, cfg.Duration)
-		server := "testserver"
-		for _, f := range flags {
-			server += " " + f
-		}
-		s, err := RunLoad(ctx, cfg.Mcpspec, cfg.Duration+cfg.Model.StallFor, []string{
-			"--server", server, "--scenario", "sustained", "--rate", strconv.FormatFloat(cfg.Rate, 'f', -1, 64),
-			"--max-in-flight", strconv.Itoa(maxInFlight), "--duration", cfg.Duration.String(),
-			"--tool", "echo", "--args", `{"text":"hello"}`,
+		progress("latency truth (%s): mcpspec load --rate %g, %v", cfg.Transport, cfg.Rate, cfg.Duration)
+		err := withServer(func(_ Target, server string) error {
+			s, err := RunLoad(ctx, cfg.Mcpspec, cfg.Duration+cfg.Model.StallFor, []string{
+				"--server", server, "--scenario", "sustained", "--rate", strconv.FormatFloat(cfg.Rate, 'f', -1, 64),
+				"--max-in-flight", strconv.Itoa(maxInFlight), "--duration", cfg.Duration.String(),
+				"--tool", "echo", "--args", `{"text":"hello"}`,
+			})
+			r.Load = &s
+			return err
 		})
 		if err != nil {
+			r.Load = nil
 			return r, err
 		}
-		r.Load = &s
 	} else {
 		r.Skipped = append(r.Skipped, "mcpspec load: "+cfg.Mcpspec+" has no load command")
 	}
-	if cfg.MCPStress == "" {
+	switch {
+	case cfg.Transport != Stdio:
+		r.Skipped = append(r.Skipped, "mcp-stress: measured over stdio only")
+	case cfg.MCPStress == "":
 		r.Skipped = append(r.Skipped, "mcp-stress: no binary given")
-	} else {
+	default:
 		progress("latency truth: mcp-stress -c %d, %v", cfg.Workers, cfg.Duration)
 		s, err := RunMCPStress(ctx, cfg.MCPStress, cfg.Duration, cfg.Workers, "echo", target.Argv)
 		if err != nil {
@@ -374,8 +415,8 @@ func Truth(ctx context.Context, cfg TruthConfig) (*TruthResults, error) {
 func (r *TruthResults) WriteTables(w io.Writer) {
 	c := r.Config
 	m := c.Model
-	fmt.Fprintf(w, "### Latency truth: `mcpspec testserver` with %v + exponential(mean %v) per call and one %v stall %v after the first call; %v per client (%d CPUs, load average %s)\n\n",
-		m.Fixed, m.ExpMean, m.StallFor, m.StallAfter, c.Duration, runtime.NumCPU(), loadRange(r.LoadAvg))
+	fmt.Fprintf(w, "### Latency truth (%s): `mcpspec testserver` with %v + exponential(mean %v) per call and one %v stall %v after the first call; %v per client (%d CPUs, load average %s)\n\n",
+		cmp.Or(c.Transport, Stdio), m.Fixed, m.ExpMean, m.StallFor, m.StallAfter, c.Duration, runtime.NumCPU(), loadRange(r.LoadAvg))
 	header(w, "percentile", "truth (open schedule)", fmt.Sprintf("raw, open %g/s", c.Rate), fmt.Sprintf("`mcpspec load --rate %g`", c.Rate),
 		fmt.Sprintf("raw, closed %d", c.Workers), fmt.Sprintf("mcp-stress -c %d", c.Workers))
 	type col struct {

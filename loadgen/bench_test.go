@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
+	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/linestream"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
+	"github.com/mcpspec/mcpspec/session/transport/streamable"
 )
 
 // sinkDialer is a server that completes the handshake and never answers a tools/call: every
@@ -116,6 +118,33 @@ func BenchmarkClosedThroughput(b *testing.B) {
 		res, err := Run(context.Background(), &Config{Server: srv, Concurrency: 8, Iterations: 2000, Workload: echoWorkload()})
 		if err != nil {
 			b.Fatal(err)
+		}
+		calls += res.Run.Throughput.TotalRequests
+	}
+	b.ReportMetric(float64(calls)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// BenchmarkHTTPClosed100 is 100 closed-model workers on one Streamable HTTP session against
+// the in-process reference server, every tools/call delayed 200 ms: the server, not the CPU,
+// bounds it, at 100 calls per 200 ms when every worker has its own connection (and at 64 per
+// 200 ms when the session's pool holds 64). 500 iterations per op; reported as calls/s.
+func BenchmarkHTTPClosed100(b *testing.B) {
+	srv := mcptest.NewServer(&mcptest.Options{Era: mcptest.EraLegacy, Delay: mcptest.Delay{Fixed: 200 * time.Millisecond}})
+	defer srv.Close()
+	o := serverconn.Options{
+		Info:    spec.Info{Spec: srv.URL, Transport: spec.HTTP},
+		Dial:    func(string) (transport.Dialer, error) { return streamable.Dialer{URL: srv.URL}, nil },
+		Session: session.Options{ProtocolVersion: "2025-11-25", ConnectTimeout: 5 * time.Second, RequestTimeout: time.Minute},
+	}
+	var calls int64
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Run(context.Background(), &Config{Server: o, Concurrency: 100, Iterations: 500, Workload: echoWorkload()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Run.Errors.Total > 0 {
+			b.Fatalf("%d errors", res.Run.Errors.Total)
 		}
 		calls += res.Run.Throughput.TotalRequests
 	}

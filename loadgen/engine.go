@@ -58,7 +58,7 @@ func Run(ctx context.Context, cfg *Config) (*Result, error) {
 		ex = &closedWorkers{s: s}
 	}
 	if rc.Scenario != ColdStart {
-		s.sess = &sessions{op: serverconn.New(rc.Server), mode: rc.SessionMode, abandon: rc.Abandon}
+		s.sess = &sessions{op: serverconn.New(sizedServer(rc.Server, p.inFlightBound())), mode: rc.SessionMode, abandon: rc.Abandon}
 		n := 1
 		if rc.SessionMode == Pooled {
 			n = rc.Sessions

@@ -240,6 +240,10 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 		}
 	}
 	cfg.Server.StderrFile = runDirStderr(dir)
+	if err := checkFileLimit(loadFileNeed(cfg, cfg.Server.Info.Transport), loadFileWhat(cfg, cfg.Server.Info.Transport)); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
 	if cfg.Abandon {
 		cfg.Server.Dial = keepSessions(cfg.Server.Dial)
 	}

@@ -180,6 +180,17 @@ type FallbackDialer interface {
 	Fallback() Dialer
 }
 
+// PoolSizer is implemented by dialers whose connection carries concurrent requests on a pool of
+// network connections of its own (Streamable HTTP over HTTP/1.1: one request per connection at
+// a time). WithPool returns a copy of the dialer whose pool has room for n concurrent requests,
+// or the dialer unchanged when its pool is the caller's own or already that large. A load
+// generator that keeps n requests in flight on one session sizes its dialer with it, so no
+// request waits in the client for a connection.
+type PoolSizer interface {
+	Dialer
+	WithPool(n int) Dialer
+}
+
 // Process is implemented by connections that run a child process (stdio).
 type Process interface {
 	// PID is the child's process id.

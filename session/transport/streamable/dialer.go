@@ -175,6 +175,21 @@ type Auto struct {
 	Dialer
 }
 
+// WithPool returns d with a default client sized for n concurrent requests (Connections raised
+// to n); a Client of the caller's, or Connections already ≥ n, leaves d unchanged.
+func (d Dialer) WithPool(n int) transport.Dialer {
+	if d.Client == nil && n > max(d.Connections, DefaultConnections) {
+		d.Connections = n
+	}
+	return d
+}
+
+// WithPool is [Dialer.WithPool] keeping the legacy fallback.
+func (a Auto) WithPool(n int) transport.Dialer {
+	a.Dialer = a.Dialer.WithPool(n).(Dialer)
+	return a
+}
+
 // Fallback returns the legacy HTTP+SSE dialer for the same URL, headers and client.
 func (a Auto) Fallback() transport.Dialer {
 	return sse.Dialer{URL: a.URL, Header: a.Header, Client: a.Client, MaxFrameSize: a.MaxFrameSize}
@@ -184,6 +199,8 @@ func (a Auto) Fallback() transport.Dialer {
 var (
 	_ transport.Dialer           = Dialer{}
 	_ transport.FallbackDialer   = Auto{}
+	_ transport.PoolSizer        = Dialer{}
+	_ transport.PoolSizer        = Auto{}
 	_ transport.Dialer           = Auto{}
 	_ transport.Conn             = (*Conn)(nil)
 	_ transport.Versioned        = (*Conn)(nil)
