@@ -142,6 +142,9 @@ func (a *app) verbs() []*cli.Command {
 		a.scenariosCommand(),
 		a.auditCommand(),
 		a.fuzzCommand(),
+		a.initCommand(),
+		a.doctorCommand(),
+		a.schemaCommand(),
 		a.testserverCommand(),
 		a.versionCommand(),
 	}
@@ -168,12 +171,14 @@ func (a *app) root() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json-errors", Usage: "on failure, also print one line of JSON on stderr: {error, category, exitCode, hint}"},
 		},
-		Commands:                  a.verbs(),
-		Reader:                    a.io.Stdin,
-		Writer:                    a.io.Stdout,
-		ErrWriter:                 a.io.Stderr,
-		DisableSliceFlagSeparator: true,
-		HideHelpCommand:           true,
+		Commands:                        a.verbs(),
+		Reader:                          a.io.Stdin,
+		Writer:                          a.io.Stdout,
+		ErrWriter:                       a.io.Stderr,
+		DisableSliceFlagSeparator:       true,
+		HideHelpCommand:                 true,
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: a.configureCompletion,
 		// Exit codes are decided by Run, never by the flag library.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
