@@ -137,8 +137,8 @@ func stdinIsTerminal(r io.Reader) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// ask prints question on stdout and reads one line of the wizard's input; end of input with
-// nothing typed is an empty answer.
+// ask prints question on stdout and reads one line of the wizard's input (echoed when it is
+// not a terminal, so a transcript reads as a dialogue); end of input is an empty answer.
 func (a *app) ask(r *initRun, question string) (string, error) {
 	fmt.Fprint(a.io.Stdout, question)
 	a.flush()
@@ -146,10 +146,11 @@ func (a *app) ask(r *initRun, question string) (string, error) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", &Error{Code: ExitRuntime, Msg: "cannot read the answer: " + err.Error(), Err: err}
 	}
-	if errors.Is(err, io.EOF) {
-		fmt.Fprintln(a.io.Stdout)
+	line = strings.TrimSpace(line)
+	if !stdinIsTerminal(a.io.Stdin) {
+		fmt.Fprintln(a.io.Stdout, line) // a terminal echoes what was typed; a script does not
 	}
-	return strings.TrimSpace(line), nil
+	return line, nil
 }
 
 // initPlan is what init learned from the server: its metadata and one test per chosen tool.

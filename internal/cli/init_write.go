@@ -44,6 +44,8 @@ type initTest struct {
 	outputSchema bool
 	// snapshot: the result is compared with __snapshots__/ID.json; dropped when two runs differ.
 	snapshot bool
+	// timed: the answer holds a time of day, so it gets no snapshot (it would fail tomorrow).
+	timed bool
 	// left says why the tool is left out of the collection ("" = it is in).
 	left string
 }
@@ -55,16 +57,22 @@ func callOnce(ctx context.Context, s *session.Session, tool session.Tool, id str
 	var se *session.Error
 	switch {
 	case err == nil && res.IsError:
-		t.outcome, t.snapshot = initToolError, true
+		t.outcome, t.timed = initToolError, timeOfDay.Match(res.Raw)
 	case err == nil:
-		t.outcome, t.snapshot = initOK, true
+		t.outcome, t.timed = initOK, timeOfDay.Match(res.Raw)
 	case errors.As(err, &se) && se.Category == session.ServerError:
-		t.outcome, t.code = initRPCError, se.Code
+		t.outcome, t.code, t.timed = initRPCError, se.Code, true
 	default:
+		t.timed = true
 		t.left = fmt.Sprintf("its call failed (%s): %v", session.CategoryOf(err), err)
 	}
+	t.snapshot = !t.timed
 	return t
 }
+
+// timeOfDay finds a time of day (12:34:56, 2026-11-28T12:34) in an answer: one that would
+// fail its snapshot the next time, even when two runs within a second agree.
+var timeOfDay = regexp.MustCompile(`\b\d{1,2}:\d{2}:\d{2}\b|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}`)
 
 // idRun is what the collection format turns into one "-" in a derived test id.
 var idRun = regexp.MustCompile(`[^a-z0-9]+`)
@@ -167,6 +175,8 @@ func renderCollection(plan *initPlan) []byte {
 		}
 		if t.snapshot {
 			expect = append(expect, "snapshot: "+snapshotPrefix(plan)+t.id)
+		} else if t.timed && t.outcome != initRPCError {
+			b.WriteString("    # No snapshot: the answer holds a time of day.\n")
 		}
 		if len(expect) > 0 {
 			b.WriteString("    expect:\n")
