@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mcpspec/mcpspec/analyze/audit"
+	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/internal/synth"
 	"github.com/mcpspec/mcpspec/result"
@@ -53,6 +54,10 @@ type initTest struct {
 // callOnce calls tool once with arguments made from its inputSchema and records the outcome.
 func callOnce(ctx context.Context, s *session.Session, tool session.Tool, id string) *initTest {
 	t := &initTest{id: id, tool: tool.Name, args: synth.Args(tool.InputSchema), outputSchema: len(tool.OutputSchema) > 0}
+	if strings.TrimSpace(tool.Name) == "" {
+		t.left = "its name is blank, and a collection cannot call a tool by a blank name"
+		return t
+	}
 	res, err := s.CallTool(ctx, tool.Name, t.args, nil)
 	var se *session.Error
 	switch {
@@ -101,22 +106,22 @@ func uniqueID(taken map[string]bool, name string) string {
 	return id
 }
 
-// yamlString quotes s for YAML (a JSON string is a YAML double-quoted scalar), with "{{"
-// escaped so that mcpspec does not read it as a variable.
+// yamlString quotes s for YAML (a JSON string is a YAML double-quoted scalar), with its
+// variable references escaped so that mcpspec reads it back as s ([collection.EscapeTemplate]).
 func yamlString(s string) string {
-	b, _ := json.Marshal(strings.ReplaceAll(s, "{{", `\{{`))
+	b, _ := json.Marshal(collection.EscapeTemplate(s))
 	return string(b)
 }
 
-// escapeBraces returns v with "{{" escaped in every string, key or value.
+// escapeBraces returns v with the variable references of every string, key or value, escaped.
 func escapeBraces(v any) any {
 	switch x := v.(type) {
 	case string:
-		return strings.ReplaceAll(x, "{{", `\{{`)
+		return collection.EscapeTemplate(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[strings.ReplaceAll(k, "{{", `\{{`)] = escapeBraces(e)
+			out[collection.EscapeTemplate(k)] = escapeBraces(e)
 		}
 		return out
 	case []any:
