@@ -267,24 +267,9 @@ func (a *app) auditOptions(r *auditRun, metas []*audit.Metadata) (*audit.Options
 		if lock == nil {
 			lock = &audit.Lock{}
 		}
-		for _, m := range metas {
-			lock.Set(m)
-		}
-		var b bytes.Buffer
-		if err := audit.WriteLock(&b, lock); err != nil {
+		if data, err = a.writeLock(r.lockPath, lock, metas); err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(filepath.Dir(r.lockPath), 0o755); err != nil {
-			return nil, &Error{Code: ExitRuntime, Msg: "cannot create the lockfile's directory", Err: err}
-		}
-		if err := regfile.WriteFile(r.lockPath, b.Bytes(), 0o644); err != nil {
-			if nr := (*regfile.NotRegularError)(nil); errors.As(err, &nr) {
-				return nil, &Error{Code: ExitConfig, Msg: err.Error(), Hint: "remove it or point --lockfile at a regular file; the lockfile is never written through a link", Err: err}
-			}
-			return nil, &Error{Code: ExitRuntime, Msg: "cannot write the lockfile " + r.lockPath, Err: err}
-		}
-		data = b.Bytes()
-		fmt.Fprintf(a.io.Stderr, "wrote %s (%s); review and commit it\n", r.lockPath, lockSummary(metas))
 	}
 	opts.Lock, opts.LockData = lock, data
 	if lock == nil {
@@ -307,6 +292,29 @@ func (a *app) auditOptions(r *auditRun, metas []*audit.Metadata) (*audit.Options
 		return nil, &Error{Code: ExitConfig, Msg: fmt.Sprintf("cannot read the suppressions file: %v", err), Err: err}
 	}
 	return opts, nil
+}
+
+// writeLock sets metas' definitions in lock and writes it to path (never through a link),
+// as `audit --update-lock` and `init` do; it returns what it wrote.
+func (a *app) writeLock(path string, lock *audit.Lock, metas []*audit.Metadata) ([]byte, error) {
+	for _, m := range metas {
+		lock.Set(m)
+	}
+	var b bytes.Buffer
+	if err := audit.WriteLock(&b, lock); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, &Error{Code: ExitRuntime, Msg: "cannot create the lockfile's directory", Err: err}
+	}
+	if err := regfile.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		if nr := (*regfile.NotRegularError)(nil); errors.As(err, &nr) {
+			return nil, &Error{Code: ExitConfig, Msg: err.Error(), Hint: "remove it or point --lockfile at a regular file; the lockfile is never written through a link", Err: err}
+		}
+		return nil, &Error{Code: ExitRuntime, Msg: "cannot write the lockfile " + path, Err: err}
+	}
+	fmt.Fprintf(a.io.Stderr, "wrote %s (%s); review and commit it\n", path, lockSummary(metas))
+	return b.Bytes(), nil
 }
 
 func lockSummary(metas []*audit.Metadata) string {

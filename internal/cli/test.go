@@ -152,8 +152,12 @@ func (a *app) testConfig(ctx context.Context, cmd *cli.Command, save *optionalNa
 		}
 	}
 	if len(cfg.paths) == 0 {
-		return nil, &Error{Code: ExitConfig, Msg: "no collection given",
-			Hint: "pass collection files or directories: mcpspec test examples/quickstart.yaml"}
+		if fi, err := os.Stat(initCollectionsDir); err == nil && fi.IsDir() {
+			cfg.paths = []string{initCollectionsDir} // where mcpspec init writes
+		} else {
+			return nil, &Error{Code: ExitConfig, Msg: "no collection given, and no collections/ directory here",
+				Hint: "pass collection files or directories (mcpspec test examples/quickstart.yaml), or start one: mcpspec init --server SPEC"}
+		}
 	}
 	cfg.saveBaseline = save
 	vars, envFile, err := varFlags(ctx, cmd)

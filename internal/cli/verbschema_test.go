@@ -66,6 +66,8 @@ func TestVerbJSONFollowsSchema(t *testing.T) {
 		{"retrieval bad golden path", "retrieval.v1.json", []string{"retrieval", "--server", "$URL", "--json", "--golden", "testdata/golden/none.yaml"}, ExitConfig},
 		{"score", "score.v1.json", []string{"score", "--server", "$URL", "--json", "--badge", "$TMP/b.svg", "--golden", "testdata/golden/mcptest.yaml"}, ExitOK},
 		{"score below minimum", "score.v1.json", []string{"score", "--server", "$URL", "--json", "--min-score", "100"}, ExitFailure},
+		{"doctor", "doctor.v1.json", []string{"doctor", "--server", "$URL", "--json"}, ExitOK},
+		{"doctor failing", "doctor.v1.json", []string{"doctor", "--server", "http://127.0.0.1:1/mcp", "--json", "--connect-timeout", "2s"}, ExitFailure},
 		{"tokens connection error", "tokens.v1.json", []string{"tokens", "--server", "http://127.0.0.1:1/mcp", "--json", "--connect-timeout", "2s"}, ExitConnection},
 	}
 	// The schemas are not rubber stamps.
@@ -76,6 +78,8 @@ func TestVerbJSONFollowsSchema(t *testing.T) {
 		{"retrieval.v1.json", `{"exitCode":0,"metrics":{"recallAt":{"x":1},"mrr":0,"ndcgAt10":0,"map":0}}`},
 		{"retrieval.v1.json", `{"exitCode":0,"metrics":{"recallAt":{"1":1.5},"mrr":0,"ndcgAt10":0,"map":0}}`},
 		{"score.v1.json", `{"exitCode":0,"score":101}`},
+		{"doctor.v1.json", `{"checks":[{"check":"x","status":"ok","detail":""}],"failed":0,"warnings":0,"exitCode":0}`},
+		{"doctor.v1.json", `{"checks":[],"failed":0,"warnings":0,"exitCode":3}`},
 		{"score.v1.json", `{"exitCode":0,"checks":[{"id":"x","category":"speed","applies":true,"possible":1,"earned":1,"reason":""}]}`},
 	} {
 		if validateDoc(t, bad.schema, bad.doc) == nil {
