@@ -3,17 +3,15 @@ package probe
 import (
 	"bufio"
 	"context"
-	"flag"
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/testparallel"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
@@ -32,21 +30,10 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	raiseParallel(8)
+	// The tests wait on servers and on the rows' watches far more than they compute (3.8 s of
+	// CPU in 39 s of wall time for the reference and sloppy servers).
+	testparallel.Raise(8)
 	os.Exit(m.Run())
-}
-
-// raiseParallel lets up to n parallel tests run at once (at least GOMAXPROCS, the default)
-// unless -test.parallel was given. The probe's tests wait on servers and on the rows' watches
-// far more than they compute (3.8 s of CPU in 39 s of wall time for the reference and sloppy
-// servers), so more of them than there are cores overlap well.
-func raiseParallel(n int) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0))))
-	}
 }
 
 // probeSpec runs the probe against a SPEC ("testserver …" starts this test binary as the
