@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -96,21 +97,42 @@ func runExample(t *testing.T, exe, dir, what string, args []string) {
 	assertNoMarkedProcesses(t, marker)
 }
 
-// buildMcpspec builds cmd/mcpspec into a temporary directory and returns the binary's path.
+// buildMcpspec returns the path of the mcpspec binary built from cmd/mcpspec, building it on
+// the first call of the test binary (see builtMcpspec).
 func buildMcpspec(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go not on PATH: %v", err)
+	b := &builtMcpspec
+	b.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			b.err = fmt.Errorf("go not on PATH: %w", err)
+			return
+		}
+		if b.dir, err = os.MkdirTemp("", "mcpspec-interop-"); err != nil {
+			b.err = err
+			return
+		}
+		exe := filepath.Join(b.dir, "mcpspec")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, goTool, "build", "-o", exe, "../cmd/mcpspec").CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		b.exe = exe
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	exe := filepath.Join(t.TempDir(), "mcpspec")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", exe, "../cmd/mcpspec")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return exe
+	return b.exe
+}
+
+// builtMcpspec is the mcpspec binary that buildMcpspec builds once per test binary, on first
+// use: five tests run it, and each link of it took seconds on 2 cores. TestMain removes dir.
+var builtMcpspec struct {
+	once     sync.Once
+	dir, exe string
+	err      error
 }
 
 // checkPassingJUnit asserts that the JUnit report at path has tests, all passed.

@@ -41,7 +41,11 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtMcpspec.dir != "" {
+		os.RemoveAll(builtMcpspec.dir)
+	}
+	os.Exit(code)
 }
 
 // soakPlan is the load of a leak soak: echo calls at a fixed rate from a few workers on one

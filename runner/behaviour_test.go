@@ -24,6 +24,7 @@ import (
 var fastBackoff = runner.Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond}
 
 func TestRetriesKeepEveryAttempt(t *testing.T) {
+	t.Parallel()
 	// The first tools/call hangs: attempt 1 times out, attempt 2 passes.
 	srv := tcpServer(t, &mcptest.Options{HangFirstCall: true})
 	col := parse(t, `
@@ -68,6 +69,7 @@ tests:
 }
 
 func TestDependencySkipsAndExtraction(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	col := parse(t, `
 name: Deps
@@ -136,6 +138,7 @@ tests:
 }
 
 func TestSecretsNeverReachTheResult(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	secrets := []string{"tok-SECRET-9876", "xyz-EXTRACTED-5555", "hunter2-pass", `quo"te-secret`}
 	env := map[string]string{"DB_PASS": "hunter2-pass"}
@@ -200,6 +203,7 @@ tests:
 }
 
 func TestParallelRespectsDependencies(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	var b strings.Builder
 	b.WriteString("name: Parallel\nserver: tcp://ADDR\ntests:\n")
@@ -247,6 +251,7 @@ func TestParallelRespectsDependencies(t *testing.T) {
 }
 
 func TestBailStopsTheRun(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	col := parse(t, `
 name: Bail
@@ -280,6 +285,7 @@ tests:
 }
 
 func TestInterruptReturnsPartialRun(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	col := parse(t, `
 name: Interrupt
@@ -321,6 +327,7 @@ tests:
 }
 
 func TestTagsAndGrepPullInDependencies(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	col := parse(t, `
 name: Filters
@@ -366,6 +373,7 @@ tests:
 }
 
 func TestConnectionFailures(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	two := parse(t, `
 name: Two servers
@@ -411,6 +419,7 @@ tests:
 }
 
 func TestCrashReopensTheSession(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, &mcptest.Options{CrashRate: 1})
 	col := parse(t, `
 name: Crash
@@ -439,6 +448,7 @@ tests:
 }
 
 func TestParallelSessionsSeeOutputSchemas(t *testing.T) {
+	t.Parallel()
 	// Sessions opened while the first one lists the tools must still see the output schemas.
 	srv := tcpServer(t, nil)
 	var b strings.Builder
@@ -461,6 +471,7 @@ func TestParallelSessionsSeeOutputSchemas(t *testing.T) {
 }
 
 func TestHandshakeWithAWebPage(t *testing.T) {
+	t.Parallel()
 	// An HTTP server that answers every request with an HTML page: the error quotes the page
 	// once, in the message, and the hint speaks of URLs, not of stdout.
 	page := "<html><head><title>Dashboard</title></head><body>hi</body></html>"
@@ -496,6 +507,7 @@ tests:
 // slower to start than it (one test at a time and in parallel, where later tests wait for the
 // first session).
 func TestTestTimeoutStartsAtTheFirstRequest(t *testing.T) {
+	t.Parallel()
 	for _, parallel := range []int{1, 2} {
 		// A fresh server each time: it is slow only to start.
 		srv := tcpServer(t, &mcptest.Options{SlowInitialize: 400 * time.Millisecond})
@@ -521,6 +533,7 @@ tests:
 // TestFallbackRecordedAsSSE: an http URL that only answers the legacy HTTP+SSE transport is
 // recorded as transport sse, the one the session settled on.
 func TestFallbackRecordedAsSSE(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer(nil)
 	t.Cleanup(srv.Close)
 	col := parse(t, "name: F\nserver: URL\ntests:\n  - {id: a, call: echo, with: {text: a}}\n", nil, "URL", srv.SSEURL)

@@ -29,6 +29,7 @@ func failureText(rt *result.Test) string {
 // each test's rules answer first, then the collection's; a kind the collection declares but a
 // test gives no reply for is refused; requests: checks what the server asked.
 func TestClientRepliesAndRequests(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	col := parse(t, `
 name: Client
@@ -118,6 +119,7 @@ tests:
 // TestNotificationsOfAStep checks progress (count, increasing), logging (where), order and
 // absence against the reference server.
 func TestNotificationsOfAStep(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	col := parse(t, `
 name: Notifications
@@ -181,6 +183,7 @@ tests:
 // TestInputRequestsAnsweredByRules checks the stateless era's MRTR input requests go through
 // the test's rules and count as requests.
 func TestInputRequestsAnsweredByRules(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	col := parse(t, `
 name: MRTR
@@ -269,6 +272,7 @@ func lateNotifier(t *testing.T, after time.Duration) string {
 // TestWaitForLateNotifications checks that wait: keeps checking for notifications that come
 // after the step's answer, up to its bound.
 func TestWaitForLateNotifications(t *testing.T) {
+	t.Parallel()
 	addr := lateNotifier(t, 200*time.Millisecond)
 	col := parse(t, `
 name: Late

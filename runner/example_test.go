@@ -28,6 +28,7 @@ func inProcess(addr string) runner.DialFunc {
 
 // TestQuickstartExample runs examples/quickstart.yaml as shipped against the reference server.
 func TestQuickstartExample(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	cols, err := collection.LoadAll([]string{filepath.Join("..", "examples", "quickstart.yaml")}, nil)
 	if err != nil {
@@ -51,6 +52,7 @@ func TestQuickstartExample(t *testing.T) {
 // TestQuickstartCopyIsCurrent keeps the CLI script's copy of the quickstart identical to
 // examples/quickstart.yaml (test scripts cannot read files outside their archive).
 func TestQuickstartCopyIsCurrent(t *testing.T) {
+	t.Parallel()
 	want, err := os.ReadFile(filepath.Join("..", "examples", "quickstart.yaml"))
 	if err != nil {
 		t.Fatal(err)

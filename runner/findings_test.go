@@ -14,6 +14,7 @@ import (
 // with the test it came during, a duplicate with its test, or the next on the session, or the
 // collection), and under Strict the tests they came with fail.
 func TestFindingsAreReported(t *testing.T) {
+	t.Parallel()
 	stray := tcpServer(t, &mcptest.Options{StrayAnswer: true})
 	dup := tcpServer(t, &mcptest.Options{DuplicateAnswers: true})
 	for _, strict := range []bool{false, true} {

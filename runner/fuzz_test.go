@@ -16,6 +16,7 @@ import (
 // server; each finding is a failed test, each family without one a passed test; the findings
 // are saved as a collection whose tests fail on the buggy server and pass on a fixed one.
 func TestFuzzBlock(t *testing.T) {
+	t.Parallel()
 	bad := tcpServer(t, &mcptest.Options{PanicOnWrongType: true, Era: mcptest.EraLegacy})
 	saved := filepath.Join(t.TempDir(), "out", "findings.yaml")
 	col := parse(t, `
@@ -66,6 +67,7 @@ fuzz: {iterations: 30, seed: 3, payloads: [schema, bad-method], tools: [echo], h
 // TestFrameStep: a raw frame step passes on graceful handling (an answer, an error, silence)
 // and fails on a malformed answer, or when the frame kills the session.
 func TestFrameStep(t *testing.T) {
+	t.Parallel()
 	malformed := tcpServer(t, &mcptest.Options{MalformedMethod: "prompts/list", Era: mcptest.EraLegacy})
 	col := parse(t, `
 name: frames

@@ -14,6 +14,7 @@ import (
 
 // TestGateBlocks: tokens:, score: and retrieval: each run after the tests as one test.
 func TestGateBlocks(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	golden := filepath.Join(t.TempDir(), "golden.yaml")
 	if err := os.WriteFile(golden, []byte("queries:\n  - {id: sum, query: add two numbers, labels: [{tool: add, relevance: 2}]}\n"), 0o644); err != nil {

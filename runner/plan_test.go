@@ -11,6 +11,7 @@ import (
 )
 
 func TestPlan(t *testing.T) {
+	t.Parallel()
 	col := parse(t, `
 name: Plan
 servers:

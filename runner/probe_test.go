@@ -12,6 +12,7 @@ import (
 // TestProbeBlock runs a collection's probe: block after its tests: each row is a test of kind
 // "probe", a failed row fails, an n/a row is skipped, and the observers see every row.
 func TestProbeBlock(t *testing.T) {
+	t.Parallel()
 	good := tcpServer(t, nil)
 	sloppy := tcpServer(t, &mcptest.Options{SloppyJSONRPC: true})
 	for _, c := range []struct {
@@ -60,6 +61,7 @@ probe: {checks: [jsonrpc.method-not-found, http.get-stream]}
 
 // TestProbeBlockUnreachable reports a server the probe cannot reach as one errored test.
 func TestProbeBlockUnreachable(t *testing.T) {
+	t.Parallel()
 	col := parse(t, `
 server: {transport: tcp, url: "127.0.0.1:1"}
 probe: {checks: [ping]}

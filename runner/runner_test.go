@@ -61,6 +61,7 @@ tests:
 `
 
 func TestRunOutcomes(t *testing.T) {
+	t.Parallel()
 	srv := tcpServer(t, nil)
 	col := parse(t, basic, nil, "ADDR", srv.Addr)
 	rec := &recorder{}

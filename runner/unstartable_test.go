@@ -16,6 +16,7 @@ import (
 // module, is started once; the first test says why (the module or program named), and the
 // others are not run, pointing at it, instead of repeating the same crash.
 func TestServerThatCannotStart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	starts := filepath.Join(dir, "starts")
 	script := filepath.Join(dir, "server.js")

@@ -45,6 +45,7 @@ func (c countingConn) Send(ctx context.Context, frame []byte) error {
 }
 
 func TestLaterSessionsReuseTheNegotiatedVersion(t *testing.T) {
+	t.Parallel()
 	// A legacy-only server: detection costs a server/discover round trip that later sessions skip.
 	srv := tcpServer(t, &mcptest.Options{Era: mcptest.EraLegacy})
 	var b strings.Builder

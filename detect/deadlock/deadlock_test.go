@@ -2,6 +2,7 @@ package deadlock_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/mcpspec/mcpspec/detect"
 	"github.com/mcpspec/mcpspec/detect/deadlock"
 	"github.com/mcpspec/mcpspec/detect/internal/detecttest"
+	"github.com/mcpspec/mcpspec/internal/testparallel"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
@@ -31,6 +33,13 @@ func tcpServer(t *testing.T, o *mcptest.Options) string {
 	return "tcp://" + srv.Addr
 }
 
+// TestMain lets the tests overlap beyond GOMAXPROCS: they wait on the detector's timers and
+// the reference server's delays, and compute next to nothing (0.3 s of CPU in 13-16 s).
+func TestMain(m *testing.M) {
+	testparallel.Raise(8)
+	os.Exit(m.Run())
+}
+
 // freshServers returns an opener whose every session gets a reference server of its own, as
 // a stdio server gets a process of its own.
 func freshServers(t *testing.T, o *mcptest.Options) *serverconn.Opener {
@@ -47,11 +56,13 @@ func freshServers(t *testing.T, o *mcptest.Options) *serverconn.Opener {
 }
 
 func TestHealthyServerHasNoDeadlockAndNoHang(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, spec string }{
 		{"tcp", tcpServer(t, nil)},
 		{"streamable http", func() string { s := mcptest.NewServer(nil); t.Cleanup(s.Close); return s.URL }()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			r := detecttest.Run(t, deadlock.Run, opener(t, c.spec), nil)
 			if r.Verdict != deadlock.VerdictClean || r.DeadlockCount != 0 || r.HangCount != 0 || r.Found() {
 				t.Errorf("verdict %s, deadlock_count %d, hang_count %d; want clean, 0, 0", r.Verdict, r.DeadlockCount, r.HangCount)
@@ -78,6 +89,7 @@ func TestHealthyServerHasNoDeadlockAndNoHang(t *testing.T) {
 }
 
 func TestConcurrentOnlyHangIsADeadlockWithItsDiagnosis(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, spec string }{
 		{"tcp", tcpServer(t, &mcptest.Options{HangWhenConcurrent: true})},
 		{"streamable http", func() string {
@@ -87,6 +99,7 @@ func TestConcurrentOnlyHangIsADeadlockWithItsDiagnosis(t *testing.T) {
 		}()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			r := detecttest.Run(t, deadlock.Run, opener(t, c.spec), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 50},
 				HangAfter: 300 * time.Millisecond, Grace: 300 * time.Millisecond, Concurrency: 8,
 				// On a shared server the list race would go first (TestLazyInitDeadlockOnASharedServer)
@@ -114,6 +127,7 @@ func TestConcurrentOnlyHangIsADeadlockWithItsDiagnosis(t *testing.T) {
 }
 
 func TestLazyInitDeadlockShowsOnlyUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	op := freshServers(t, &mcptest.Options{LazyInitDeadlock: 300 * time.Millisecond})
 	r := detecttest.Run(t, deadlock.Run, op, &deadlock.Options{Tool: "echo", HangAfter: time.Second, Grace: 500 * time.Millisecond})
 	if r.Verdict != deadlock.VerdictDeadlock {
@@ -132,6 +146,7 @@ func TestLazyInitDeadlockShowsOnlyUnderConcurrency(t *testing.T) {
 }
 
 func TestSerializingServerIsSlowNotDeadlocked(t *testing.T) {
+	t.Parallel()
 	// One call at a time, 300ms each: 8 calls need 2.4s, far past 500ms + 500ms. The calls
 	// given up are still not deadlocks: the server kept answering during their grace.
 	s := tcpServer(t, &mcptest.Options{Serialize: true})
@@ -146,6 +161,7 @@ func TestSerializingServerIsSlowNotDeadlocked(t *testing.T) {
 }
 
 func TestUnknownToolAndSelection(t *testing.T) {
+	t.Parallel()
 	s := tcpServer(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -165,6 +181,7 @@ func TestUnknownToolAndSelection(t *testing.T) {
 }
 
 func TestCallThatHangsAloneIsAHang(t *testing.T) {
+	t.Parallel()
 	s := tcpServer(t, &mcptest.Options{HangFirstCall: true})
 	r := detecttest.Run(t, deadlock.Run, opener(t, s), &deadlock.Options{Tool: "echo", HangAfter: 200 * time.Millisecond, Grace: 200 * time.Millisecond, SkipListRace: true})
 	// The first tools/call of the server hangs even alone: a hang, not a deadlock, which
@@ -178,6 +195,7 @@ func TestCallThatHangsAloneIsAHang(t *testing.T) {
 // for every session. There the list race goes first, or the control calls would initialize
 // the server and hide the deadlock.
 func TestLazyInitDeadlockOnASharedServer(t *testing.T) {
+	t.Parallel()
 	s := tcpServer(t, &mcptest.Options{LazyInitDeadlock: 300 * time.Millisecond})
 	r := detecttest.Run(t, deadlock.Run, opener(t, s), &deadlock.Options{Tool: "echo", HangAfter: time.Second, Grace: 500 * time.Millisecond})
 	if r.Verdict != deadlock.VerdictDeadlock {
@@ -204,6 +222,7 @@ func probeNamed(t *testing.T, r *deadlock.Report, name string) deadlock.Probe {
 // TestSlowAloneIsAHangNotADeadlock: a tool slower by design than the hang threshold plus
 // grace is unanswered in time even alone: a hang or a slow tool, not a deadlock.
 func TestSlowAloneIsAHangNotADeadlock(t *testing.T) {
+	t.Parallel()
 	r := detecttest.Run(t, deadlock.Run, freshServers(t, nil), &deadlock.Options{Tool: "slow", Args: map[string]any{"milliseconds": 1500},
 		Concurrency: 4, HangAfter: 100 * time.Millisecond, Grace: 100 * time.Millisecond, SkipListRace: true})
 	if r.Verdict != deadlock.VerdictHang || r.Found() || len(r.Probes) != 1 {
@@ -221,6 +240,7 @@ func TestSlowAloneIsAHangNotADeadlock(t *testing.T) {
 // TestNothingCalledIsNotTested: a server that marks every tool destructive gets no call, and
 // the report says it tested nothing and how to opt in, rather than "no deadlock".
 func TestNothingCalledIsNotTested(t *testing.T) {
+	t.Parallel()
 	r := detecttest.Run(t, deadlock.Run, opener(t, tcpServer(t, &mcptest.Options{AllDestructive: true})), nil)
 	if r.Verdict != deadlock.VerdictNotTested || r.Found() || len(r.Probes) != 0 || r.OKCount != 0 {
 		t.Fatalf("verdict %s, %d probes, ok %d; want not tested, no probe", r.Verdict, len(r.Probes), r.OKCount)
@@ -245,6 +265,7 @@ func TestNothingCalledIsNotTested(t *testing.T) {
 // lost response, not a deadlock, and the probe goes on with the other tools of the shared
 // server.
 func TestLostResponseIsNotADeadlock(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer(&mcptest.Options{SSEResponses: true, DropSSEAfter: 1, NoEventStore: true, Era: mcptest.EraLegacy})
 	t.Cleanup(srv.Close)
 	r := detecttest.Run(t, deadlock.Run, opener(t, srv.URL), &deadlock.Options{Concurrency: 4, HangAfter: 2 * time.Second, Grace: 2 * time.Second, SkipListRace: true})

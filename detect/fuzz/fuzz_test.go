@@ -30,6 +30,7 @@ func quick(iterations int, families ...mutate.Family) *Options {
 // by the schema cases, reproduced on a fresh session and minimised; the server is restarted
 // after each crash and the run goes on to the end.
 func TestFindsACrashingHandler(t *testing.T) {
+	t.Parallel()
 	o := quick(25, mutate.Schema)
 	o.Tools = []string{"echo"}
 	rep := fuzzRun(t, testserver(t, "--panic-on-wrong-type"), o)
@@ -55,6 +56,7 @@ func TestFindsACrashingHandler(t *testing.T) {
 // crash is blamed on the case that caused it, reproduced, and not on the innocent case that
 // happened to run when it died.
 func TestFindsALateCrash(t *testing.T) {
+	t.Parallel()
 	o := quick(40, mutate.Schema)
 	o.Tools = []string{"echo"}
 	rep := fuzzRun(t, lateCrashServer(t), o)
@@ -72,6 +74,7 @@ func TestFindsALateCrash(t *testing.T) {
 // TestFindsAParserThatDiesOnDeepNesting: a frame nested past the parser's limit may be refused
 // but not crash the server; the frame is minimised to just past the limit.
 func TestFindsAParserThatDiesOnDeepNesting(t *testing.T) {
+	t.Parallel()
 	o := quick(12, mutate.DeepNesting)
 	o.MinimizeRuns = 30
 	rep := fuzzRun(t, testserver(t, "--crash-on-depth 200"), o)
@@ -93,6 +96,7 @@ func TestFindsAParserThatDiesOnDeepNesting(t *testing.T) {
 
 // TestFindsAMalformedAnswer: a method answered with truncated JSON is a malformed answer.
 func TestFindsAMalformedAnswer(t *testing.T) {
+	t.Parallel()
 	rep := fuzzRun(t, testserver(t, "--malformed-method prompts/get"), quick(40, mutate.BadParams))
 	mal := findings(rep, Malformed)
 	if len(mal) == 0 {
@@ -106,8 +110,10 @@ func TestFindsAMalformedAnswer(t *testing.T) {
 // TestProgressTokenVaries: schema cases call tools with and without a progressToken in
 // params._meta, so a handler that fails on either is found, and its finding says which.
 func TestProgressTokenVaries(t *testing.T) {
+	t.Parallel()
 	for _, when := range []string{"with", "without"} {
 		t.Run(when, func(t *testing.T) {
+			t.Parallel()
 			o := quick(6, mutate.Schema)
 			o.Tools = []string{"echo"}
 			rep := fuzzRun(t, testserver(t, "--panic-on-progress-token "+when), o)
@@ -126,6 +132,7 @@ func TestProgressTokenVaries(t *testing.T) {
 // when its case runs on a fresh session, is listed as unconfirmed and fails nothing; its twin,
 // a malformed answer that shows every time, is TestFindsAMalformedAnswer.
 func TestUnconfirmedFindingDoesNotFail(t *testing.T) {
+	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "stray-sent")
 	rep := fuzzRun(t, openerFor(t, spec.Join([]string{os.Args[0], "strayonce", marker}), nil), quick(10, mutate.BadParams))
 	if rep.Bugs() != 0 || len(rep.Findings) != 0 {
@@ -154,6 +161,7 @@ func TestUnconfirmedFindingDoesNotFail(t *testing.T) {
 
 // TestFindsAHang: a well-formed request for an unknown method must be answered (-32601).
 func TestFindsAHang(t *testing.T) {
+	t.Parallel()
 	o := quick(6, mutate.BadMethod)
 	o.HangAfter = 500 * time.Millisecond
 	rep := fuzzRun(t, testserver(t, "--silent-unknown-methods"), o)
@@ -169,6 +177,7 @@ func TestFindsAHang(t *testing.T) {
 // TestAcceptedInvalidOnlyWhenStrict: arguments that break the schema answered with success
 // are reported, and a bug only under Strict.
 func TestAcceptedInvalidOnlyWhenStrict(t *testing.T) {
+	t.Parallel()
 	o := quick(30, mutate.Schema)
 	o.Tools = []string{"echo"}
 	lax := fuzzRun(t, testserver(t, "--accept-invalid"), o)
@@ -188,8 +197,10 @@ func TestAcceptedInvalidOnlyWhenStrict(t *testing.T) {
 
 // TestNoFalseAlarms: the well-behaved reference server, in both eras, shows no finding.
 func TestNoFalseAlarms(t *testing.T) {
+	t.Parallel()
 	for _, flags := range []string{"", "--era legacy"} {
 		t.Run("testserver "+flags, func(t *testing.T) {
+			t.Parallel()
 			o := quick(120)
 			o.Seed = 5
 			rep := fuzzRun(t, testserver(t, flags), o)
@@ -212,12 +223,14 @@ func TestNoFalseAlarms(t *testing.T) {
 // connection and stays up, over a network transport, is "closed"; the healthy twin, which
 // answers -32700 and reads on, is TestNoFalseAlarms.)
 func TestExitOnGarbageIsACrash(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ mode, detail string }{
 		{"clean", "the server process exited on a frame it may refuse"},
 		{"trace", "the server crashed on a frame it may refuse"},
 		{"status2", "the server crashed on a frame it may refuse"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
 			o := quick(8, mutate.MalformedJSON, mutate.Truncated)
 			o.MinimizeRuns = 2
 			rep := fuzzRun(t, closerServer(t, tc.mode), o)
@@ -236,6 +249,7 @@ func TestExitOnGarbageIsACrash(t *testing.T) {
 // the arguments is one finding that says so, not one per case that happened to run fourth.
 // Its twin, a handler that crashes on one input, is TestFindsACrashingHandler.
 func TestCrashAfterCallsIsNotBlamedOnACase(t *testing.T) {
+	t.Parallel()
 	o := quick(20, mutate.Schema)
 	o.Tools = []string{"echo", "add"}
 	rep := fuzzRun(t, openerFor(t, spec.Join([]string{os.Args[0], "crashafter", "4"}), nil), o)
@@ -253,6 +267,7 @@ func TestCrashAfterCallsIsNotBlamedOnACase(t *testing.T) {
 // and not "minimised" to a lone character. Its twin, a malformed answer to one method only, is
 // TestFindsAMalformedAnswer.
 func TestAnyInputIsNotMinimised(t *testing.T) {
+	t.Parallel()
 	o := quick(12, mutate.Schema)
 	o.Tools = []string{"echo", "add"}
 	rep := fuzzRun(t, openerFor(t, spec.Join([]string{os.Args[0], "stdoutlog"}), nil), o)
@@ -269,6 +284,7 @@ func TestAnyInputIsNotMinimised(t *testing.T) {
 // integer under another id leaves each of them unanswered; whatever the id's shape, that is one
 // finding naming the cause.
 func TestAnswerUnderAnotherIDIsOneHang(t *testing.T) {
+	t.Parallel()
 	o := quick(40, mutate.BadID)
 	o.HangAfter = 500 * time.Millisecond
 	rep := fuzzRun(t, openerFor(t, spec.Join([]string{os.Args[0], "rewriteid"}), nil), o)
@@ -286,6 +302,7 @@ func TestAnswerUnderAnotherIDIsOneHang(t *testing.T) {
 
 // TestSameSeedSameRun: two runs with one seed send the same frames in the same order.
 func TestSameSeedSameRun(t *testing.T) {
+	t.Parallel()
 	record := func(seed int64) []string {
 		var sent []string
 		o := quick(40)
@@ -307,6 +324,7 @@ func TestSameSeedSameRun(t *testing.T) {
 
 // TestBounds: the run stops at its time bound; an interrupted run returns what it found.
 func TestBounds(t *testing.T) {
+	t.Parallel()
 	o := quick(1_000_000, mutate.BadMethod, mutate.BadParams)
 	o.Time = 1500 * time.Millisecond
 	start := time.Now()
@@ -324,6 +342,7 @@ func TestBounds(t *testing.T) {
 
 // TestRunErrors: a server that cannot start, and options that leave nothing to fuzz.
 func TestRunErrors(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := Run(ctx, openerFor(t, "/nonexistent/mcpspec-server", nil), nil)
@@ -343,6 +362,7 @@ func TestRunErrors(t *testing.T) {
 // hand-built frames do not get, so the server refuses them with 400), and the well-behaved
 // server shows nothing.
 func TestOverStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	bad := mcptest.NewServer(&mcptest.Options{MalformedMethod: "prompts/get", Era: mcptest.EraLegacy})
 	defer bad.Close()
 	rep := fuzzRun(t, openerFor(t, bad.URL, nil), quick(40, mutate.BadParams))
@@ -360,6 +380,7 @@ func TestOverStreamableHTTP(t *testing.T) {
 // finding needs, and a frame finding replays as a failure on the buggy server and passes on a
 // fixed one.
 func TestSavedFindingsReplay(t *testing.T) {
+	t.Parallel()
 	o := quick(25, mutate.Schema, mutate.DeepNesting)
 	o.Tools, o.MinimizeRuns = []string{"echo"}, 30
 	rep := fuzzRun(t, testserver(t, "--panic-on-wrong-type --crash-on-depth 200"), o)
@@ -411,6 +432,7 @@ func TestSavedFindingsReplay(t *testing.T) {
 
 // TestReplayFrameOutcomes covers the verdicts a frame step gives.
 func TestReplayFrameOutcomes(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	open := func(op *serverconn.Opener) *session.Session {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcpspec/mcpspec/internal/testparallel"
 	"github.com/mcpspec/mcpspec/mcptest"
 )
 
@@ -55,6 +56,9 @@ func TestMain(m *testing.M) {
 			os.Exit(filtered(ctx, os.Args[1], os.Args[2:]))
 		}
 	}
+	// The tests wait on servers and on the fuzzer's hang and liveness watches far more than
+	// they compute (10 s of CPU in 88 s of wall time): let them overlap.
+	testparallel.Raise(8)
 	os.Exit(m.Run())
 }
 

@@ -9,6 +9,7 @@ import (
 )
 
 func TestMessages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		frame   string
 		problem string // "" for well-formed
@@ -61,6 +62,7 @@ func TestMessages(t *testing.T) {
 }
 
 func TestExitFault(t *testing.T) {
+	t.Parallel()
 	exit := func(code int, sig string) error {
 		return errors.Join(errors.New("read"), &transport.ExitError{Code: code, Signal: sig})
 	}
@@ -92,6 +94,7 @@ func TestExitFault(t *testing.T) {
 }
 
 func TestOutcomeBug(t *testing.T) {
+	t.Parallel()
 	for _, o := range Outcomes() {
 		want := o == Crash || o == Hang || o == Malformed
 		if o.Bug(false) != want {

@@ -26,6 +26,7 @@ func sampleReport() *Report {
 }
 
 func TestReportCountsAndGroups(t *testing.T) {
+	t.Parallel()
 	r := sampleReport()
 	if r.Cases != 4 || r.Bugs() != 2 || r.Findings[1].Count != 2 || r.Outcomes[Malformed] != 2 {
 		t.Errorf("cases %d, bugs %d, counts %+v", r.Cases, r.Bugs(), r.Outcomes)
@@ -39,6 +40,7 @@ func TestReportCountsAndGroups(t *testing.T) {
 }
 
 func TestTests(t *testing.T) {
+	t.Parallel()
 	tests := sampleReport().Tests()
 	var ids []string
 	for _, tt := range tests {
@@ -73,6 +75,7 @@ func TestTests(t *testing.T) {
 
 // TestJSONFollowsSchema checks the --json document against schema/fuzz.v1.json.
 func TestJSONFollowsSchema(t *testing.T) {
+	t.Parallel()
 	sch := schematest.Compile(t, "fuzz.v1.json")
 	r := sampleReport()
 	r.Skipped = []SkippedTool{{"rm", "annotated destructiveHint"}}

@@ -14,6 +14,7 @@ import (
 // when DB_URL is set it calls and shows the tool by that very name instead of expanding the
 // variable into the report (and the call).
 func TestSavedToolNameIsNoTemplate(t *testing.T) {
+	t.Parallel()
 	o := quick(30, mutate.Schema)
 	o.Tools, o.Strict, o.MinimizeRuns = []string{mcptest.TemplateToolName}, true, 5
 	rep := fuzzRun(t, testserver(t, "--hostile-text --accept-invalid"), o)

@@ -31,6 +31,7 @@ func counting(pred func([]byte) bool) (func([]byte) bool, *int) {
 }
 
 func TestFindRuns(t *testing.T) {
+	t.Parallel()
 	got := findRuns([]byte(`xAAAAAAAAAy[{"a":[{"a":[{"a":[{"a":[{"a":[{"a":[{"a":[{"a":0}]}]}]}]}]}]}]}]z`))
 	want := []run{{1, 1, 9}, {11, 6, 8}, {60, 2, 8}}
 	if d := cmp.Diff(want, got, cmp.AllowUnexported(run{})); d != "" {
@@ -39,6 +40,7 @@ func TestFindRuns(t *testing.T) {
 }
 
 func TestShrinkRunsKeepsNestingBalanced(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ open, close string }{{"[", "]"}, {`{"a":`, "}"}, {`[{"a":`, "}]"}} {
 		frame := []byte(`{"jsonrpc":"2.0","id":@ID@,"method":"m","params":{"x":` + strings.Repeat(tt.open, 5000) + "0" + strings.Repeat(tt.close, 5000) + `}}`)
 		pred, n := counting(func(b []byte) bool { return jsonLike(b) && depth(b) > 300 })
@@ -53,6 +55,7 @@ func TestShrinkRunsKeepsNestingBalanced(t *testing.T) {
 }
 
 func TestShrinkBytesStringsAndMembers(t *testing.T) {
+	t.Parallel()
 	args := []byte(`{"keep":"` + strings.Repeat("A", 100000) + `","drop1":1,"drop2":[1,2,3],"drop3":{"x":"y"}}`)
 	out := shrinkBytes(args, func(b []byte) bool {
 		var m map[string]string
@@ -90,6 +93,7 @@ func TestShrinkBytesStringsAndMembers(t *testing.T) {
 }
 
 func TestDdmin(t *testing.T) {
+	t.Parallel()
 	// Not JSON: bytes go by chunks while the fault (a 0xff byte) stays.
 	in := []byte("{\"jsonrpc\":\"2.0\",\"method\":\"p\xffing\"}")
 	out := shrinkBytes(in, func(b []byte) bool { return bytes.IndexByte(b, 0xff) >= 0 })
@@ -99,6 +103,7 @@ func TestDdmin(t *testing.T) {
 }
 
 func TestSmallest(t *testing.T) {
+	t.Parallel()
 	calls := 0
 	k := smallest(1_000_000, func(k int) bool { calls++; return k >= 777 })
 	if k != 777 || calls > 25 {
@@ -111,6 +116,7 @@ func TestSmallest(t *testing.T) {
 
 // TestShrinkStopsWhenBudgetSpent: a predicate that says no ends every strategy.
 func TestShrinkStopsWhenBudgetSpent(t *testing.T) {
+	t.Parallel()
 	in := []byte(`{"a":"` + strings.Repeat("x", 5000) + `","b":[` + strings.Repeat("1,", 999) + `1]}`)
 	pred, n := counting(func([]byte) bool { return false })
 	if out := shrinkBytes(in, pred); !bytes.Equal(out, in) {

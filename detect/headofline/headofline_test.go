@@ -1,11 +1,13 @@
 package headofline_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/mcpspec/mcpspec/detect/headofline"
 	"github.com/mcpspec/mcpspec/detect/internal/detecttest"
+	"github.com/mcpspec/mcpspec/internal/testparallel"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/result"
 	"github.com/mcpspec/mcpspec/session"
@@ -19,6 +21,13 @@ func server(t *testing.T, o *mcptest.Options) *serverconn.Opener {
 	return detecttest.Opener(t, srv.URL, session.Options{})
 }
 
+// TestMain lets the tests overlap beyond GOMAXPROCS: they wait on the detector's timers and
+// the reference server's delays, and compute next to nothing (0.3 s of CPU in 13-16 s).
+func TestMain(m *testing.M) {
+	testparallel.Raise(8)
+	os.Exit(m.Run())
+}
+
 // slowEcho is the check the tests make: echo behind slow(300ms).
 func slowEcho(o *headofline.Options) *headofline.Options {
 	o.SlowTool, o.SlowArgs = "slow", map[string]any{"milliseconds": 300}
@@ -28,6 +37,7 @@ func slowEcho(o *headofline.Options) *headofline.Options {
 }
 
 func TestSerializingServerIsFlagged(t *testing.T) {
+	t.Parallel()
 	r := detecttest.Run(t, headofline.Run, server(t, &mcptest.Options{Serialize: true}), slowEcho(&headofline.Options{}))
 	if r.Verdict != headofline.VerdictSerializes || !r.Found() {
 		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
@@ -41,6 +51,7 @@ func TestSerializingServerIsFlagged(t *testing.T) {
 }
 
 func TestConcurrentServerIsNotFlagged(t *testing.T) {
+	t.Parallel()
 	r := detecttest.Run(t, headofline.Run, server(t, nil), slowEcho(&headofline.Options{}))
 	if r.Verdict != headofline.VerdictConcurrent || r.Found() {
 		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
@@ -57,6 +68,7 @@ func TestConcurrentServerIsNotFlagged(t *testing.T) {
 }
 
 func TestSmallWorkerPoolSaturates(t *testing.T) {
+	t.Parallel()
 	r := detecttest.Run(t, headofline.Run, server(t, &mcptest.Options{Workers: 2}), slowEcho(&headofline.Options{SlowConcurrency: 3}))
 	if r.Verdict != headofline.VerdictSaturates || !r.Found() {
 		t.Fatalf("verdict %s: %s", r.Verdict, r.Diagnosis)
@@ -64,6 +76,7 @@ func TestSmallWorkerPoolSaturates(t *testing.T) {
 }
 
 func TestSlowCallThatIsNotSlowIsInconclusive(t *testing.T) {
+	t.Parallel()
 	r := detecttest.Run(t, headofline.Run, server(t, nil), &headofline.Options{SlowTool: "echo", FastTool: "echo", Rounds: 2})
 	if r.Verdict != headofline.VerdictInconclusive || r.Found() || !strings.Contains(r.Diagnosis, "pick a slower call") {
 		t.Errorf("verdict %s: %s", r.Verdict, r.Diagnosis)
@@ -77,6 +90,7 @@ func TestSlowCallThatIsNotSlowIsInconclusive(t *testing.T) {
 // server makes that session wait as well; one that runs each session's calls in order lets it
 // past. A process per session (stdio) is not checked: its sessions share nothing.
 func TestSerializingScope(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		o    *mcptest.Options

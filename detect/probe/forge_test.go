@@ -36,6 +36,7 @@ func TestForgeSessionIDKeepsTheShape(t *testing.T) {
 // (http.session-unknown fails) and, after DELETE, another (http.session-delete fails); the
 // server that looks ids up passes both.
 func TestForgedSessionIDs(t *testing.T) {
+	t.Parallel()
 	rows := []string{"http.session-unknown@legacy", "http.session-delete@legacy"}
 	for _, c := range []struct {
 		name string

@@ -20,6 +20,7 @@ func statusOfKey(t *testing.T, rep *Report, k string) Result {
 // that is none (1999-01-01) gets a FAIL row, and every other row still runs in that era (its
 // answered notifications are found); its twin answering a real version passes the row.
 func TestHandshakeViolationDoesNotStopTheProbe(t *testing.T) {
+	t.Parallel()
 	checks := []string{"lifecycle.*", "jsonrpc.*", "tools.list"}
 	for _, c := range []struct {
 		name, spec string
@@ -56,6 +57,7 @@ func TestHandshakeViolationDoesNotStopTheProbe(t *testing.T) {
 // no rule; one that rejects them passes; one that dies on them fails, though the next row
 // finds it restarted.
 func TestInvalidUTF8Receivers(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, spec string
 		want       Status
@@ -80,6 +82,7 @@ func TestInvalidUTF8Receivers(t *testing.T) {
 // (transport.valid-output), not a message split over lines; a message written over several
 // lines is the reverse.
 func TestCutOutputIsNotSplitOutput(t *testing.T) {
+	t.Parallel()
 	// progress.notifications makes the server send notifications, which --sloppy-stdio splits.
 	checks := []string{"tools.list", "progress.notifications", "stdio.one-line-per-message", "transport.valid-output"}
 	for _, c := range []struct {

@@ -10,6 +10,7 @@ import (
 // TestReferenceServerAllPass probes mcptest over every transport: every row that applies
 // passes, in both eras.
 func TestReferenceServerAllPass(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.NewServer(nil)
 	t.Cleanup(srv.Close)
 	tcp := mcptest.NewTCPServer(nil)

@@ -168,6 +168,10 @@ type Options struct {
 	SlowArgs json.RawMessage
 	// RowTimeout bounds each row (default 15s).
 	RowTimeout time.Duration
+	// Quiet is how long a row waits for an answer that may legitimately never come (default
+	// [DefaultQuiet]); the check that the server still answers after a risky request waits
+	// twice as long. A shorter wait gives the same verdicts on a server that answers at once.
+	Quiet time.Duration
 	// HTTPClient sends the HTTP rows' requests; nil uses a client of its own.
 	HTTPClient *http.Client
 	// OnResult, if set, receives each result as soon as its row ends.
@@ -178,6 +182,9 @@ type Options struct {
 
 // DefaultRowTimeout bounds a row when Options.RowTimeout is zero.
 const DefaultRowTimeout = 15 * time.Second
+
+// DefaultQuiet is Options.Quiet when zero.
+const DefaultQuiet = 5 * time.Second
 
 // ErrNoRows is returned when Options.Checks selects no row.
 var ErrNoRows = errors.New("probe: no row matches the checks")
@@ -327,6 +334,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.RowTimeout <= 0 {
 		out.RowTimeout = DefaultRowTimeout
+	}
+	if out.Quiet <= 0 {
+		out.Quiet = DefaultQuiet
 	}
 	return out
 }

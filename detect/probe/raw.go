@@ -211,9 +211,13 @@ func (e *Env) pingMethod() string {
 	return "ping"
 }
 
-// alive checks that the server still answers a request within 10s (any JSON-RPC answer
-// counts); it returns why not, or "".
-func (e *Env) alive(ctx context.Context) string { return e.aliveWithin(ctx, 10*time.Second) }
+// alive checks that the server still answers a request within twice the quiet wait (10s by
+// default; any JSON-RPC answer counts); it returns why not, or "".
+func (e *Env) alive(ctx context.Context) string { return e.aliveWithin(ctx, 2*e.quiet()) }
+
+// quiet is how long a row waits for an answer that may legitimately never come
+// (Options.Quiet).
+func (e *Env) quiet() time.Duration { return e.p.o.Quiet }
 
 // aliveWithin is alive with another wait.
 func (e *Env) aliveWithin(ctx context.Context, d time.Duration) string {

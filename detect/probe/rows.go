@@ -132,8 +132,6 @@ func transportName(t spec.Transport) string {
 
 // Short waits of rows that watch for something that should not come.
 const (
-	// quiet is how long a row waits for an answer that may legitimately never come.
-	quiet = 5 * time.Second
 	// settle is how long a row keeps listening after the last answer it needed.
 	settle = 300 * time.Millisecond
 )

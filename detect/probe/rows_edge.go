@@ -174,7 +174,7 @@ func oddPair(ctx context.Context, e *Env) (Outcome, bool) {
 	ida, idb := c.NextID(), c.NextID()
 	rec := &recorder{}
 	release := e.hub.claim(hasID(strconv.FormatInt(idb, 10)), rec)
-	wait := e.wait(ctx, quiet)
+	wait := e.wait(ctx, e.quiet())
 	bdone := make(chan answer, 1)
 	go func() {
 		bdone <- answerOf(c.RequestRaw(ctx, idb, request(strconv.FormatInt(idb, 10), "tools/list", []byte("[]")), wait))
@@ -195,10 +195,10 @@ func oddPair(ctx context.Context, e *Env) (Outcome, bool) {
 	}
 	// One check afterwards for each row, in its own evidence.
 	all := e.hub.claim(func(transport.Frame) bool { return true }, rec)
-	bout := e.afterward(ctx, judgeOddParams(b, "an empty array"))
+	bout := e.afterward(ctx, judgeOddParams(b, "an empty array", e.quiet()))
 	all()
 	e.runsEarly(rowEmptyArray, early{out: bout, evidence: e.hub.items(rec), took: time.Since(start)})
-	return e.afterward(ctx, judgeOddParams(a, "null")), true
+	return e.afterward(ctx, judgeOddParams(a, "null", e.quiet())), true
 }
 
 // hasID returns a frame matcher for a request or response whose id is the raw JSON id, and for
@@ -224,13 +224,14 @@ func hasID(id string) func(transport.Frame) bool {
 // JSON-RPC answers with -32600 (or -32602); a lenient server may serve it as no params.
 func oddParams(ctx context.Context, e *Env, params []byte, what string) Outcome {
 	return withCap(e, "tools", func() Outcome {
-		a := e.call(ctx, "tools/list", params, quiet)
-		return e.afterward(ctx, judgeOddParams(a, what))
+		a := e.call(ctx, "tools/list", params, e.quiet())
+		return e.afterward(ctx, judgeOddParams(a, what, e.quiet()))
 	})
 }
 
-// judgeOddParams grades the answer to tools/list with params that are what.
-func judgeOddParams(a answer, what string) Outcome {
+// judgeOddParams grades the answer to tools/list with params that are what, waited for at
+// most quiet.
+func judgeOddParams(a answer, what string, quiet time.Duration) Outcome {
 	switch {
 	case a.ok(), a.code() == -32602, a.code() == -32600:
 		return Outcome{Pass, a.describe()}
@@ -247,7 +248,7 @@ func judgeOddParams(a answer, what string) Outcome {
 // nullID sends a request whose id is null.
 func nullID(ctx context.Context, e *Env) Outcome {
 	frame := request("null", e.pingMethod(), e.params(""))
-	ra := e.rawExchange(ctx, frame, quiet, "null")
+	ra := e.rawExchange(ctx, frame, e.quiet(), "null")
 	switch {
 	case ra.failed != nil:
 		if st := statusOf(ra.failed); st >= 400 && st < 500 {

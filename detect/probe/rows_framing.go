@@ -33,7 +33,7 @@ func invalidUTF8(ctx context.Context, e *Env) Outcome {
 	id := probeID("utf8")
 	frame := request(id, e.pingMethod(), e.params(`"mcpspecProbeText":"caf`+"\xe9\xff\xfe"+`"`))
 	// A parse error is answered with a null id.
-	ra := e.rawExchange(ctx, frame, quiet, id, "null")
+	ra := e.rawExchange(ctx, frame, e.quiet(), id, "null")
 	var out Outcome
 	switch {
 	case ra.failed != nil:
@@ -69,7 +69,7 @@ func messageSize(ctx context.Context, e *Env) Outcome {
 	var b bytes.Buffer
 	b.Grow(hugeFrame + 256)
 	b.Write(request(id, e.pingMethod(), e.params(`"mcpspecProbePadding":"`+strings.Repeat("x", hugeFrame)+`"`)))
-	ra := e.rawExchange(ctx, b.Bytes(), quiet, id, "null")
+	ra := e.rawExchange(ctx, b.Bytes(), e.quiet(), id, "null")
 	var out Outcome
 	switch {
 	case ra.failed != nil && statusOf(ra.failed) == 0 && e.Target.Transport != spec.HTTP:

@@ -93,7 +93,7 @@ func (e *Env) rawExchange(ctx context.Context, frame []byte, d time.Duration, id
 // parseError sends a truncated JSON frame.
 func parseError(ctx context.Context, e *Env) Outcome {
 	frame := []byte(`{"jsonrpc": "2.0", "id": "mcpspec-probe-parse", "method": "ping", "params": {`)
-	ra := e.rawExchange(ctx, frame, quiet, "null", probeID("parse"))
+	ra := e.rawExchange(ctx, frame, e.quiet(), "null", probeID("parse"))
 	return e.afterward(ctx, judgeBadFrame(ra, -32700, "a parse error"))
 }
 
@@ -102,7 +102,7 @@ func invalidRequest(ctx context.Context, e *Env) Outcome {
 	id := probeID("invalid")
 	frame := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":42}`)
 	// An invalid request may be answered with its id or, when the id could not be read, null.
-	ra := e.rawExchange(ctx, frame, quiet, id, "null")
+	ra := e.rawExchange(ctx, frame, e.quiet(), id, "null")
 	return e.afterward(ctx, judgeBadFrame(ra, -32600, "an invalid request"))
 }
 

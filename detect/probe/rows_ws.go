@@ -77,7 +77,7 @@ func wsBinary(ctx context.Context, e *Env) Outcome {
 	if err := c.Write(dctx, websocket.MessageBinary, req); err != nil {
 		return Outcome{Fail, "write: " + err.Error()}
 	}
-	rctx, rcancel := context.WithTimeout(ctx, quiet)
+	rctx, rcancel := context.WithTimeout(ctx, e.quiet())
 	defer rcancel()
 	typ, data, err := c.Read(rctx)
 	var out Outcome

@@ -14,6 +14,7 @@ import (
 // TestSloppyServerFailures probes mcptest with every sloppy mode on and checks that exactly
 // the rows those modes break fail, over every transport.
 func TestSloppyServerFailures(t *testing.T) {
+	t.Parallel()
 	opts := &mcptest.Options{SloppyHTTP: true, SloppyJSONRPC: true, SloppyStdio: true, IgnoreCancel: true}
 	srv := mcptest.NewServer(opts)
 	t.Cleanup(srv.Close)

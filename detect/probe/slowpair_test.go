@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
@@ -16,6 +17,7 @@ import (
 // handles calls one at a time the cancelled call is answered before its twin, and each row keeps
 // its own frames.
 func TestCancellationAlongsideProgress(t *testing.T) {
+	t.Parallel()
 	checks := []string{rowProgress, rowCancellation}
 	for _, c := range []struct {
 		name, spec string
@@ -63,6 +65,7 @@ func TestCancellationAlongsideProgress(t *testing.T) {
 // TestCancellationAlone runs the cancellation row without the progress row: the twin call is
 // then its control only, and an ignored cancellation still warns.
 func TestCancellationAlone(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		spec string
 		want Status
@@ -85,6 +88,7 @@ func TestCancellationAlone(t *testing.T) {
 // time: each row's evidence holds frames of its own era only (the handshake era never sends
 // the stateless era's _meta, and the probe's ids and tokens name their era).
 func TestErasSideBySideKeepEvidenceApart(t *testing.T) {
+	t.Parallel()
 	rep := probeSpec(t, "testserver", nil, Options{Checks: []string{"jsonrpc", "edge", rowProgress, rowCancellation}})
 	var eras []string
 	for _, r := range rep.Results {
@@ -120,24 +124,30 @@ func TestErasSideBySideKeepEvidenceApart(t *testing.T) {
 // together: on a server that crashes or hangs on one of them, the verdict falls on that row
 // alone (each request is sent again on its own), and a server answering both passes both.
 func TestOddParamsSentTogether(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	checks := []string{"edge.null-params", rowEmptyArray}
+	// The servers that never answer are waited for 2s rather than the default 5s (and their
+	// liveness 4s rather than 10s): the verdicts are the same, and the hanging case takes 12s
+	// rather than 30s.
+	const short = 2 * time.Second
 	for _, c := range []struct {
 		name, spec      string
 		nullP, emptyArr Status
+		quiet           time.Duration
 	}{
-		{"healthy", "testserver", Pass, Pass},
-		{"crash-on-array", exe + " oddserver crash array", Pass, Fail},
-		{"crash-on-null", exe + " oddserver crash null", Fail, Pass},
-		{"hang-on-array", exe + " oddserver hang array", Pass, Fail},
-		{"silent-on-array", exe + " oddserver drop array", Pass, Warn},
+		{"healthy", "testserver", Pass, Pass, 0},
+		{"crash-on-array", exe + " oddserver crash array", Pass, Fail, 0},
+		{"crash-on-null", exe + " oddserver crash null", Fail, Pass, 0},
+		{"hang-on-array", exe + " oddserver hang array", Pass, Fail, short},
+		{"silent-on-array", exe + " oddserver drop array", Pass, Warn, short},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			rep := probeSpec(t, c.spec, nil, Options{Checks: checks, Server: serverconn.Options{Session: session.Options{ProtocolVersion: session.Version20251125}}})
+			rep := probeSpec(t, c.spec, nil, Options{Checks: checks, Quiet: c.quiet, Server: serverconn.Options{Session: session.Options{ProtocolVersion: session.Version20251125}}})
 			for id, want := range map[string]Status{"edge.null-params": c.nullP, rowEmptyArray: c.emptyArr} {
 				r, ok := byKey(rep, id+"@legacy")
 				if !ok || r.Status != want {
