@@ -36,6 +36,10 @@ func TestPrometheusProcessCollector(t *testing.T) {
 	defer srv.Close()
 	m := promSampler(t, srv.URL+"/metrics")
 
+	// A test binary run alone may not have used one clock tick of CPU yet, and the kernel
+	// counts CPU in ticks: spin until this process has used a few, so that both readings
+	// are above zero for a reason.
+	spinCPU(t, 0.05)
 	first := sample(t, m)
 	direct := sample(t, tree(t, os.Getpid()))
 	want := resources.HaveRSS | resources.HaveCPU | resources.HaveFDs | resources.HaveProcs
@@ -170,4 +174,21 @@ func TestPrometheusFailures(t *testing.T) {
 	if _, err := promSampler(t, url).Sample(t.Context()); err == nil {
 		t.Error("a closed port sampled")
 	}
+}
+
+// spinCPU burns CPU until this process has used at least seconds of it (as /proc counts it),
+// or fails the test after a bounded number of tries.
+func spinCPU(t *testing.T, seconds float64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	x := 0
+	for time.Now().Before(deadline) {
+		if sample(t, tree(t, os.Getpid())).CPUSeconds >= seconds {
+			return
+		}
+		for i := range 5_000_000 {
+			x += i ^ x
+		}
+	}
+	t.Fatalf("this process did not reach %v s of CPU within 30 s (%d)", seconds, x)
 }
