@@ -133,6 +133,7 @@ func (a *app) verbs() []*cli.Command {
 		a.raceCommand(),
 		a.headOfLineCommand(),
 		a.validateCommand(),
+		a.ciInitCommand(),
 		a.baselineCommand(),
 		a.compareCommand(),
 		a.loadCommand(),
