@@ -176,6 +176,7 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 	if _, err := baseline.SaveLatest(".", run, a.masker); err != nil {
 		problems = append(problems, err)
 	}
+	a.keepRun("test", runServers(run), jsonBytes(run), testFigures(run))
 	notes := a.noteWriter(cfg)
 	if cfg.saveBaseline != nil && cfg.saveBaseline.set {
 		name := cfg.saveBaseline.name
