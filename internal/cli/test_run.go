@@ -212,6 +212,8 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 	case !run.OK():
 		c := run.Counts()
 		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %s did not pass (%d failed, %d errored)", c.Failed+c.Errored, textfmt.Plural(c.Total, "test"), c.Failed, c.Errored)}
+	case cfg.step != nil && cfg.step.wasAborted():
+		return &Error{Code: ExitInterrupted, Msg: "aborted at the step prompt: the reports hold the tests that ran"}
 	case run.Interrupted:
 		return &Error{Code: ExitFailure, Msg: "the run stopped early"}
 	case cfg.ropts.Strict && run.Findings() > 0:
