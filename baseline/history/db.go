@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/clock"
 	"github.com/mcpspec/mcpspec/internal/regfile"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
@@ -45,6 +46,7 @@ const migrateV1 = `CREATE TABLE runs (
 		verdict TEXT NOT NULL,
 		exit_code INTEGER NOT NULL,
 		output TEXT NOT NULL DEFAULT '',
+		artifacts TEXT NOT NULL DEFAULT '',
 		figures TEXT NOT NULL DEFAULT '{}',
 		pass_rate REAL,
 		p99_ms REAL,
@@ -88,11 +90,32 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open history %s: %w", path, err)
 	}
 	h := &DB{db: db, path: path}
-	if err := h.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open history %s: %w", path, err)
+	// SQLite answers SQLITE_BUSY without waiting in a few cases the busy timeout does not
+	// cover (another process switching a new file to WAL, or recovering the WAL): those are
+	// retried until the same timeout.
+	deadline := time.Now().Add(busyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err = h.migrate(ctx)
+		if err == nil {
+			return h, nil
+		}
+		if !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			break
+		}
+		if serr := clock.Sleep(ctx, wait); serr != nil {
+			err = serr
+			break
+		}
 	}
-	return h, nil
+	db.Close()
+	return nil, fmt.Errorf("open history %s: %w", path, err)
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (the database is locked by another
+// connection), extended codes included.
+func isBusy(err error) bool {
+	var se interface{ Code() int }
+	return errors.As(err, &se) && se.Code()&0xff == 5
 }
 
 // create makes path an empty 0600 file when it does not exist, and checks that an existing one
@@ -206,9 +229,9 @@ func insert(ctx context.Context, db execer, r *Run) (sql.Result, error) {
 		figs = []byte("{}")
 	}
 	return db.ExecContext(ctx, `INSERT OR REPLACE INTO runs
-		(kind, id, dir, started, duration_ms, branch, git_commit, server, verdict, exit_code, output, figures, pass_rate, p99_ms, score)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Kind, r.ID, r.Dir, r.Started.UnixMilli(), r.DurationMS, r.Branch, r.Commit, r.Server, r.Verdict, r.ExitCode, r.Output,
+		(kind, id, dir, started, duration_ms, branch, git_commit, server, verdict, exit_code, output, artifacts, figures, pass_rate, p99_ms, score)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Kind, r.ID, r.Dir, r.Started.UnixMilli(), r.DurationMS, r.Branch, r.Commit, r.Server, r.Verdict, r.ExitCode, r.Output, r.Artifacts,
 		string(figs), figure(r.Figures, FigurePassRate), figure(r.Figures, FigureP99), figure(r.Figures, FigureScore))
 }
 
@@ -247,7 +270,7 @@ func (h *DB) Reindex(ctx context.Context, root string) (n int, err error) {
 	var runs []*Run
 	var skipped []*CorruptError
 	for _, k := range kinds {
-		if !k.IsDir() || !kindRE.MatchString(k.Name()) {
+		if !k.IsDir() || !plainName(k.Name()) {
 			continue
 		}
 		ids, err := os.ReadDir(filepath.Join(root, k.Name()))
@@ -332,7 +355,7 @@ func (h *DB) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	if !f.Since.IsZero() {
 		where, args = append(where, "started >= ?"), append(args, f.Since.UnixMilli())
 	}
-	q := "SELECT kind, id, dir, started, duration_ms, branch, git_commit, server, verdict, exit_code, output, figures FROM runs"
+	q := "SELECT kind, id, dir, started, duration_ms, branch, git_commit, server, verdict, exit_code, output, artifacts, figures FROM runs"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -360,7 +383,7 @@ func (h *DB) query(ctx context.Context, q string, args ...any) ([]Run, error) {
 		var started int64
 		var figs string
 		if err := rows.Scan(&r.Kind, &r.ID, &r.Dir, &started, &r.DurationMS, &r.Branch, &r.Commit, &r.Server,
-			&r.Verdict, &r.ExitCode, &r.Output, &figs); err != nil {
+			&r.Verdict, &r.ExitCode, &r.Output, &r.Artifacts, &figs); err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
 		r.Started = time.UnixMilli(started).UTC()
@@ -460,7 +483,7 @@ func (h *DB) Prune(ctx context.Context, root string, keep int) ([]string, error)
 	var removed []string
 	var errs []error
 	for _, o := range olds {
-		if within(root, o.dir) && kindRE.MatchString(o.id) {
+		if within(root, o.dir) && plainName(o.id) {
 			if _, err := os.Stat(filepath.Join(o.dir, HeaderFile)); err == nil {
 				if err := os.RemoveAll(o.dir); err != nil {
 					errs = append(errs, err)

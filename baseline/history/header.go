@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -68,21 +67,37 @@ type Header struct {
 	Verdict string `json:"verdict"`
 	// ExitCode is mcpspec's exit code for the run.
 	ExitCode int `json:"exitCode"`
-	// Output is the file of the verb's JSON output in the run directory ("" when none).
+	// Output is the file of the verb's JSON output: in Artifacts when set, else in the run
+	// directory ("" when none).
 	Output string `json:"output,omitempty"`
+	// Artifacts is the directory holding the run's files when the verb writes one of its own
+	// elsewhere (a load run's --out directory), as given; "" when they are in the run directory.
+	Artifacts string `json:"artifacts,omitempty"`
 	// Figures are the run's key numbers, by the Figure… keys.
 	Figures map[string]float64 `json:"figures,omitempty"`
 }
 
-// kindRE is what a kind and an id may be: a path element with no surprises.
-var kindRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+// plainName reports whether s may be a kind or an id: a path element with no surprises
+// (ASCII letters, digits, '.', '_' and '-', not starting with a dot or dash, at most 100 bytes).
+func plainName(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for i, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || (i > 0 && (r == '.' || r == '_' || r == '-'))
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
 
 // Check reports what makes h unusable as an index row.
 func (h *Header) Check() error {
 	switch {
-	case !kindRE.MatchString(h.Kind):
+	case !plainName(h.Kind):
 		return fmt.Errorf("kind %q is not a plain name", h.Kind)
-	case !kindRE.MatchString(h.ID):
+	case !plainName(h.ID):
 		return fmt.Errorf("id %q is not a plain name", h.ID)
 	case h.Started.IsZero():
 		return errors.New("no start time")
@@ -126,7 +141,7 @@ func ReadHeader(dir string) (*Header, error) {
 // CreateDir makes a new run directory root/kind/<id> for a run that started at t and returns
 // it with its id: the UTC time to the millisecond, with -2, -3 … appended when taken.
 func CreateDir(root, kind string, t time.Time) (dir, id string, err error) {
-	if !kindRE.MatchString(kind) {
+	if !plainName(kind) {
 		return "", "", fmt.Errorf("create run directory: kind %q is not a plain name", kind)
 	}
 	parent := filepath.Join(root, kind)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -18,10 +17,12 @@ import (
 )
 
 // historyKinds are the verbs whose runs the history keeps.
-var historyKinds = []string{"test", "load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit", "score"}
+func historyKinds() []string {
+	return []string{"test", "load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit", "score"}
+}
 
-// trendKinds are the kinds a trend is drawn for, and the figure it follows.
-var trendKinds = map[string]string{"test": history.FigurePassRate, "load": history.FigureP99, "score": history.FigureScore}
+// trendKinds are the kinds a trend is drawn for.
+func trendKinds() []string { return []string{"test", "load", "score"} }
 
 func (a *app) historyCommand() *cli.Command {
 	return &cli.Command{
@@ -37,7 +38,7 @@ func (a *app) historyCommand() *cli.Command {
 			"or " + envNoHistory + "=1 keeps none.\n\n" +
 			"Exit codes: 0 ok · 2 runtime error: the database cannot be read · 3 bad flags, or a database file that is not mcpspec's.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "kind", Usage: "only runs of verb `K` (" + strings.Join(historyKinds, ", ") + ")"},
+			&cli.StringFlag{Name: "kind", Usage: "only runs of verb `K` (" + strings.Join(historyKinds(), ", ") + ")"},
 			&cli.StringFlag{Name: "branch", Usage: "only runs on git branch `B`"},
 			&cli.StringFlag{Name: "server", Usage: "only runs whose server SPEC contains `S`"},
 			&durationFlag{Name: "since", Usage: "only runs started within `D` (e.g. 24h)"},
@@ -85,8 +86,8 @@ func (a *app) historyList(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Present() {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q (subcommands: trend, reindex)", cmd.Args().First()))
 	}
-	if k := cmd.String("kind"); k != "" && !slices.Contains(historyKinds, k) {
-		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--kind %q: not a kind of run", k), Hint: "use one of: " + strings.Join(historyKinds, ", ")}
+	if k := cmd.String("kind"); k != "" && !slices.Contains(historyKinds(), k) {
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--kind %q: not a kind of run", k), Hint: "use one of: " + strings.Join(historyKinds(), ", ")}
 	}
 	if cmd.Int("limit") < 1 {
 		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--limit must be at least 1, got %d", cmd.Int("limit")), Hint: "leave it out for 20"}
@@ -163,13 +164,8 @@ func (a *app) historyTrend(ctx context.Context, cmd *cli.Command) error {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q", cmd.Args().First()))
 	}
 	kind := cmd.String("kind")
-	if _, ok := trendKinds[kind]; !ok {
-		kinds := make([]string, 0, len(trendKinds))
-		for k := range trendKinds {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
-		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--kind %q has no trend", kind), Hint: "use one of: " + strings.Join(kinds, ", ") + " ('mcpspec history --kind K' lists the others)"}
+	if !slices.Contains(trendKinds(), kind) {
+		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--kind %q has no trend", kind), Hint: "use one of: " + strings.Join(trendKinds(), ", ") + " ('mcpspec history --kind K' lists the others)"}
 	}
 	if cmd.Int("limit") < 1 {
 		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--limit must be at least 1, got %d", cmd.Int("limit")), Hint: "leave it out for 20"}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +40,7 @@ type keptRun struct {
 	kind, server string
 	// output is the verb's JSON output (nil: none), written as output.json.
 	output []byte
-	// dir is the verb's own run directory (load); "" makes one under .mcpspec/runs/<kind>/.
+	// dir is the verb's own run directory (load's --out), recorded as the run's artifacts.
 	dir string
 	// outputFile names the output in dir when the verb wrote it itself.
 	outputFile string
@@ -54,7 +53,8 @@ func (a *app) keepRun(kind, server string, output []byte, figures map[string]flo
 	a.kept = &keptRun{kind: kind, server: server, output: output, figures: figures}
 }
 
-// keepRunDir is [app.keepRun] for a verb that wrote its run directory itself.
+// keepRunDir is [app.keepRun] for a verb that wrote a run directory of its own (load): the
+// history's directory then points at it.
 func (a *app) keepRunDir(kind, server, dir, outputFile string, figures map[string]float64) {
 	a.kept = &keptRun{kind: kind, server: server, dir: dir, outputFile: outputFile, figures: figures}
 }
@@ -99,21 +99,19 @@ func (a *app) writeRunDir(ctx context.Context, k *keptRun, code ExitCode) error 
 	if git != nil && git.Branch != "HEAD" {
 		h.Branch, h.Commit = git.Branch, git.Commit
 	}
-	dir := k.dir
-	if dir == "" {
-		d, id, err := history.CreateDir(history.RunsDir, k.kind, a.started)
-		if err != nil {
+	dir, id, err := history.CreateDir(history.RunsDir, k.kind, a.started)
+	if err != nil {
+		return err
+	}
+	h.ID = id
+	switch {
+	case k.dir != "":
+		h.Artifacts, h.Output = k.dir, k.outputFile
+	case k.output != nil:
+		h.Output = "output.json"
+		if err := history.WriteFile(dir, h.Output, k.output, a.masker); err != nil {
 			return err
 		}
-		dir, h.ID = d, id
-		if k.output != nil {
-			h.Output = "output.json"
-			if err := history.WriteFile(dir, h.Output, k.output, a.masker); err != nil {
-				return err
-			}
-		}
-	} else {
-		h.ID, h.Output = filepath.Base(dir), k.outputFile
 	}
 	if err := history.WriteHeader(dir, h, a.masker); err != nil {
 		return err
