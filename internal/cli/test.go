@@ -123,6 +123,8 @@ type testConfig struct {
 	dryRun, json bool
 	// step is the --step prompt; nil without it.
 	step *stepper
+	// noHistory is --no-history (a watch records each of its runs itself).
+	noHistory bool
 }
 
 func (a *app) test(ctx context.Context, cmd *cli.Command, save *optionalName) error {
@@ -146,6 +148,7 @@ func (a *app) testConfig(ctx context.Context, cmd *cli.Command, save *optionalNa
 		ignoreLatency: cmd.Bool("ignore-latency"),
 		keepStderr:    cmd.Bool("keep-stderr"),
 		skipLoad:      cmd.Bool("skip-load"),
+		noHistory:     cmd.Bool("no-history"),
 		minCoverage:   -1,
 	}
 	if cmd.IsSet("min-coverage") {
