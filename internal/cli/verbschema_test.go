@@ -30,7 +30,7 @@ func runVerb(t *testing.T, args ...string) (string, ExitCode) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := Run(ctx, append([]string{"mcpspec"}, args...), &IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir()})
+	code := Run(ctx, append([]string{"mcpspec"}, args...), &IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir(), NoHistory: true})
 	if stderr.Len() > 0 {
 		t.Logf("stderr: %s", stderr.String())
 	}
