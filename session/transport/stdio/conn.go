@@ -60,6 +60,7 @@ type Conn struct {
 	tail       tailBuffer
 	stderrPath string
 	stderrLog  *stderrLog
+	stderrCopy io.Writer // also receives stderr (Command.Stderr); set to nil by drainStderr after a write error
 	// stderrErr is the first error writing the stderr file; set by drainStderr before drained.
 	stderrErr error
 
@@ -203,6 +204,11 @@ func (c *Conn) drainStderr() {
 		n, err := c.stderr.Read(buf)
 		if n > 0 {
 			c.tail.Write(buf[:n])
+			if c.stderrCopy != nil {
+				if _, werr := c.stderrCopy.Write(buf[:n]); werr != nil {
+					c.stderrCopy = nil
+				}
+			}
 			if c.stderrLog != nil && c.stderrErr == nil {
 				if _, werr := c.stderrLog.Write(buf[:n]); werr != nil {
 					c.stderrErr = fmt.Errorf("stdio: save stderr of %s: %w", c.name, werr)
