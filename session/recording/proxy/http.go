@@ -41,8 +41,8 @@ type HTTP struct {
 
 	mu      sync.Mutex // guards pending, order and stray
 	pending map[string]*waiter
-	order   []*waiter     // pending requests, oldest first: the oldest gets stray frames
-	stray   chan []byte   // frames for the GET stream when no request is pending
+	order   []*waiter   // pending requests, oldest first: the oldest gets stray frames
+	stray   chan []byte // frames for the GET stream when no request is pending
 	closeMu sync.Once
 }
 
