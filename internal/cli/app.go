@@ -143,6 +143,9 @@ func (a *app) verbs() []*cli.Command {
 		a.auditCommand(),
 		a.fuzzCommand(),
 		a.testserverCommand(),
+		a.proxyCommand(),
+		a.recordCommand(),
+		a.mockCommand(),
 		a.versionCommand(),
 	}
 }
