@@ -22,10 +22,10 @@ func (a *app) mockCommand() *cli.Command {
 		ArgsUsage: "NAME",
 		UsageText: "mcpspec mock NAME [--transport stdio|http] [--listen 127.0.0.1:0] [--match exact|method|sequential] [--latency recorded|0]\n\n" +
 			"As a SPEC: --server \"mcpspec mock NAME\". Over http the URL is the first line on stdout.\n" +
-			"exact: same method and params (ids and progress tokens aside); method: the first unused\n" +
-			"answer of the method; sequential: the recorded requests in order. initialize and ping\n" +
-			"are always answered by method; an unmatched request gets a JSON-RPC error naming the\n" +
-			"nearest recorded request.",
+			"exact: same method and params (ids, progress tokens and _meta aside); method: the first\n" +
+			"unused answer of the method; sequential: the recorded requests in order. initialize,\n" +
+			"server/discover and ping are always answered by method; an unmatched request gets a\n" +
+			"JSON-RPC error naming the nearest recorded request.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "transport", Value: "stdio", Usage: "serve over stdio or http (Streamable HTTP)"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "with --transport http, the `ADDR` to listen on (loopback)"},

@@ -21,7 +21,7 @@ type Match string
 // The match modes.
 const (
 	// Exact answers a request with the answer to a recorded request of the same method and
-	// params (ids and progress tokens aside): the first unused one, else the last used one.
+	// params (ids, progress tokens and _meta aside): the first unused one, else the last used one.
 	Exact Match = "exact"
 	// ByMethod answers with the first unused answer of the same method, else the last one.
 	ByMethod Match = "method"
@@ -129,10 +129,19 @@ func idKey(id json.RawMessage) string {
 	return b.String()
 }
 
-var progressTokens, _ = replay.ParsePath("$..progressToken")
+// noise are the params paths that never decide a match: progress tokens, and _meta (in the
+// stateless era it carries the client's name, version and capabilities on every request).
+var noise = func() []replay.Path {
+	var out []replay.Path
+	for _, s := range []string{"$..progressToken", "$._meta"} {
+		p, _ := replay.ParsePath(s)
+		out = append(out, p)
+	}
+	return out
+}
 
 // byMethodAlways are answered by method in every mode: the handshake and liveness.
-var byMethodAlways = []string{"initialize", "ping"}
+var byMethodAlways = []string{"initialize", "server/discover", "ping"}
 
 // Answer returns the answer to one frame the client sent: nil for a notification or a
 // response (nothing to answer), else the recorded answer with the request's id, or a JSON-RPC
@@ -191,7 +200,7 @@ func (s *Server) find(f frame) (*exchange, miss) {
 		return s.pick(func(x *exchange) bool { return x.method == f.Method }), s.missing(f)
 	}
 	return s.pick(func(x *exchange) bool {
-		return x.method == f.Method && len(replay.Diff(orEmpty(x.params), orEmpty(f.Params), []replay.Path{progressTokens})) == 0
+		return x.method == f.Method && len(replay.Diff(orEmpty(x.params), orEmpty(f.Params), noise())) == 0
 	}), s.missing(f)
 }
 
@@ -229,7 +238,7 @@ func (s *Server) missing(f frame) miss {
 		if x.method != f.Method {
 			continue
 		}
-		ch := replay.Diff(orEmpty(x.params), orEmpty(f.Params), []replay.Path{progressTokens})
+		ch := replay.Diff(orEmpty(x.params), orEmpty(f.Params), noise())
 		if best == nil || len(ch) < len(bestChanges) {
 			best, bestChanges = x, ch
 		}

@@ -85,18 +85,44 @@ func (r *Recording) Duration() time.Duration {
 	return r.Entries[len(r.Entries)-1].At()
 }
 
-// ProtocolVersion is the header's protocol version or, when the header lacks it, the one in
-// the first answer to initialize among the entries; "" when neither has one.
+// ProtocolVersion is the header's protocol version or, when the header lacks it, the one the
+// entries show (see [FrameVersion]); "" when none does.
 func (r *Recording) ProtocolVersion() string {
 	if r.Header.ProtocolVersion != "" {
 		return r.Header.ProtocolVersion
 	}
 	for i := range r.Entries {
-		if v := InitializeVersion(r.Entries[i].Frame); v != "" {
+		if v := FrameVersion(r.Entries[i].Dir, r.Entries[i].Frame); v != "" {
 			return v
 		}
 	}
 	return ""
+}
+
+// FrameVersion is the protocol version a frame shows: the answer to initialize (legacy era)
+// or, in the stateless era (2026-07-28 on), the version a client's request carries in
+// params._meta["io.modelcontextprotocol/protocolVersion"]; "" for any other frame.
+func FrameVersion(dir Direction, frame []byte) string {
+	if dir == ServerToClient {
+		return InitializeVersion(frame)
+	}
+	if len(frame) == 0 {
+		return ""
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(frame, &m) != nil || m.Method == "" {
+		return ""
+	}
+	var v string
+	if json.Unmarshal(m.Params.Meta["io.modelcontextprotocol/protocolVersion"], &v) != nil {
+		return ""
+	}
+	return v
 }
 
 // InitializeVersion returns the protocolVersion of frame when it is an answer to initialize

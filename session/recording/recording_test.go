@@ -153,3 +153,21 @@ func FuzzRead(f *testing.F) {
 		_ = rec.Duration()
 	})
 }
+
+func TestFrameVersion(t *testing.T) {
+	for _, tc := range []struct {
+		dir   recording.Direction
+		frame string
+		want  string
+	}{
+		{recording.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{}}}`, "2025-06-18"},
+		{recording.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`, ""},
+		{recording.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "2026-07-28"},
+		{recording.ClientToServer, `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, ""},
+		{recording.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`, ""},
+	} {
+		if got := recording.FrameVersion(tc.dir, []byte(tc.frame)); got != tc.want {
+			t.Errorf("FrameVersion(%s, %s) = %q, want %q", tc.dir, tc.frame, got, tc.want)
+		}
+	}
+}

@@ -123,8 +123,8 @@ func (w *Writer) Write(dir Direction, frame []byte, meta *HTTP) error {
 		return w.err
 	}
 	w.frames++
-	if dir == ServerToClient && w.version == "" && w.header.ProtocolVersion == "" {
-		w.version = InitializeVersion(e.Frame)
+	if w.version == "" && w.header.ProtocolVersion == "" {
+		w.version = FrameVersion(dir, e.Frame)
 	}
 	return nil
 }

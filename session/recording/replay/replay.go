@@ -146,7 +146,7 @@ func newAnswerBook(rec *recording.Recording) *answerBook {
 }
 
 // answer finds the recorded answer to a server request: the first unused one with the same
-// method and params (progress tokens and ids aside), else the first unused one of the method.
+// method and params (progress tokens, _meta and ids aside), else the first unused one of the method.
 func (b *answerBook) answer(req frame) ([]byte, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -155,7 +155,7 @@ func (b *answerBook) answer(req frame) ([]byte, bool) {
 		if e.used || e.method != req.Method {
 			continue
 		}
-		if len(Diff(e.params, req.Params, []Path{progressTokens})) == 0 {
+		if len(Diff(e.params, req.Params, []Path{progressTokens, metaPath})) == 0 {
 			pick = i
 			break
 		}
@@ -170,7 +170,10 @@ func (b *answerBook) answer(req frame) ([]byte, bool) {
 	return withID(b.entries[pick].answer, req.ID), true
 }
 
-var progressTokens, _ = ParsePath("$..progressToken")
+var (
+	progressTokens, _ = ParsePath("$..progressToken")
+	metaPath, _       = ParsePath("$._meta")
+)
 
 // withID returns frame with its id replaced by id.
 func withID(frame []byte, id json.RawMessage) []byte {
