@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"os"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpspec/mcpspec/session/recording"
 	"github.com/mcpspec/mcpspec/session/recording/proxy"
 	"github.com/mcpspec/mcpspec/session/transport/pipe"
+	"github.com/mcpspec/mcpspec/session/transport/stdio"
 	"github.com/mcpspec/mcpspec/session/transport/streamable"
 )
 
@@ -189,4 +191,43 @@ func TestHTTPProxy(t *testing.T) {
 	if rec.Header.ProtocolVersion != "2025-06-18" {
 		t.Errorf("protocol version %q", rec.Header.ProtocolVersion)
 	}
+}
+
+// TestStdioClientLeavesFirst: a client that writes its requests and closes its side at once
+// (echo … | mcpspec proxy) still gets the answers of a child server.
+func TestStdioClientLeavesFirst(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := stdio.Command{Path: exe, Env: []string{"PROXY_TEST_SERVER=1"}}
+	conn, err := cmd.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"late"}}}
+`)
+	var out strings.Builder
+	if err := proxy.Stdio(ctx, in, &out, conn, nil); err != nil {
+		t.Fatalf("Stdio = %v", err)
+	}
+	if !strings.Contains(out.String(), `"id":2`) || !strings.Contains(out.String(), `"text":"late"`) {
+		t.Errorf("the answers after the client's end of input were lost:\n%s", out.String())
+	}
+}
+
+// TestMain makes this test binary the reference server over stdio when PROXY_TEST_SERVER is
+// set, for TestStdioClientLeavesFirst.
+func TestMain(m *testing.M) {
+	if os.Getenv("PROXY_TEST_SERVER") == "1" {
+		if err := mcptest.ServeStdio(context.Background(), os.Stdin, os.Stdout, nil); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }

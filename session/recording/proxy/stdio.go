@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/mcpspec/mcpspec/session/recording"
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -19,9 +20,29 @@ type Options struct {
 	Recorder *recording.Writer
 	// MaxFrame is the largest frame accepted from the client (0 = [transport.MaxFrameSize]).
 	MaxFrame int
+	// DrainWait is how long, once the client closed its side, the proxy keeps passing on what
+	// a server it can half-close (a child process: its stdin is closed) still sends, before it
+	// stops the server (0 = [DefaultDrainWait]).
+	DrainWait time.Duration
 	// OnFault, when set, is told of a frame that could not be passed on (a framing fault on
 	// either side); the frame is recorded as text.
 	OnFault func(dir recording.Direction, err error)
+}
+
+// DefaultDrainWait is the default [Options.DrainWait].
+const DefaultDrainWait = 5 * time.Second
+
+// halfCloser is a connection whose sending side can be closed alone (stdio: the child's
+// stdin), so the last answers still arrive.
+type halfCloser interface {
+	CloseWrite(ctx context.Context) error
+}
+
+func (o *Options) drainWait() time.Duration {
+	if o == nil || o.DrainWait <= 0 {
+		return DefaultDrainWait
+	}
+	return o.DrainWait
 }
 
 func (o *Options) record(dir recording.Direction, frame []byte, meta *recording.HTTP) error {
@@ -46,7 +67,8 @@ var errClientGone = errors.New("proxy: the client closed its input")
 
 // Stdio relays newline-delimited frames between a client (in: what it sends, out: where its
 // answers go) and the server conn, recording each. It returns nil when in ends (the client
-// closed its side: conn is then closed, which stops a child server), an error wrapping
+// closed its side: a child server's stdin is closed and what it still sends is passed on for
+// up to [Options.DrainWait], then conn is closed, which stops it), an error wrapping
 // [ErrUpstreamEnded] and the transport's error when the server ended first, or ctx's error.
 // conn is closed in every case before Stdio returns.
 //
@@ -72,6 +94,21 @@ func Stdio(ctx context.Context, in io.Reader, out io.Writer, conn transport.Conn
 	var err error
 	select {
 	case err = <-clientDone:
+		if hc, ok := conn.(halfCloser); ok && err == nil {
+			// The client is done: let the server see end of input and pass on what it still
+			// answers, until it ends or the drain wait is over.
+			t := time.NewTimer(o.drainWait())
+			dctx, dcancel := context.WithTimeout(ctx, o.drainWait())
+			if hc.CloseWrite(dctx) == nil {
+				select {
+				case <-serverDone:
+				case <-t.C:
+				case <-ctx.Done():
+				}
+			}
+			dcancel()
+			t.Stop()
+		}
 	case err = <-serverDone:
 		if errors.Is(err, errClientGone) {
 			err = nil // the client closed its input: it is done

@@ -121,6 +121,25 @@ func (c *Conn) Send(ctx context.Context, frame []byte) error {
 	return nil
 }
 
+// CloseWrite ends the conversation politely without ending the connection: it flushes the
+// frames queued for the child (within ctx) and closes the child's stdin, so the child reads
+// end of input and may still answer and exit on its own; Recv goes on until its stdout ends.
+// Close is still needed afterwards (it then skips closing stdin). A proxy whose client closed
+// its side uses it to pass the last answers on.
+func (c *Conn) CloseWrite(ctx context.Context) error {
+	if c.closed.Load() {
+		return transport.ErrClosed
+	}
+	err := c.w.Flush(ctx)
+	if cerr := c.stdin.Close(); err == nil && cerr != nil && !errors.Is(cerr, os.ErrClosed) {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stdio: close the input of %s: %w", c.name, err)
+	}
+	return nil
+}
+
 // Recv returns the next line from the child's stdout. When stdout ends because the child
 // exited, it returns a *[transport.ExitError]; if stdout ends while the child keeps running, an
 // error wrapping io.EOF. After Close it returns [transport.ErrClosed]. Terminal errors are
