@@ -66,7 +66,7 @@ func (a *app) recordList(ctx context.Context, cmd *cli.Command) error {
 	dir := cmd.String("dir")
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &Error{Code: ExitConfig, Msg: "cannot list " + dir, Err: err}
+		return &Error{Code: ExitConfig, Msg: "cannot list the recordings: " + err.Error(), Err: err}
 	}
 	rows := []recordingJSON{}
 	for _, e := range entries {
@@ -137,7 +137,7 @@ func loadRecording(cmd *cli.Command) (string, *recording.Recording, error) {
 	}
 	rec, err := recording.ReadFile(path, 0)
 	if err != nil {
-		return "", nil, &Error{Code: ExitConfig, Msg: "cannot read the recording", Err: err,
+		return "", nil, &Error{Code: ExitConfig, Msg: "cannot read the recording: " + err.Error(), Err: err,
 			Hint: "recordings are written by mcpspec proxy; a file edited by hand must keep one JSON object per line"}
 	}
 	return name, rec, nil
@@ -149,7 +149,7 @@ func (a *app) recordDelete(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	if err := os.Remove(path); err != nil {
-		return &Error{Code: ExitRuntime, Msg: "cannot delete " + path, Err: err}
+		return &Error{Code: ExitRuntime, Msg: "cannot delete the recording: " + err.Error(), Err: err}
 	}
 	fmt.Fprintf(a.io.Stdout, "deleted recording %s (%s)\n", name, path)
 	return nil

@@ -92,7 +92,7 @@ func (a *app) recordToCollection(ctx context.Context, cmd *cli.Command) error {
 	}
 	if dir := filepath.Dir(out); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return &Error{Code: ExitRuntime, Msg: "cannot create " + dir, Err: err}
+			return &Error{Code: ExitRuntime, Msg: "cannot create the collection's directory: " + err.Error(), Err: err}
 		}
 	}
 	f, err := os.OpenFile(out, flags, 0o644)
@@ -100,15 +100,15 @@ func (a *app) recordToCollection(ctx context.Context, cmd *cli.Command) error {
 		return &Error{Code: ExitConfig, Msg: out + " exists already", Hint: "pass --force to overwrite it, or -o another FILE"}
 	}
 	if err != nil {
-		return &Error{Code: ExitRuntime, Msg: "cannot write the collection", Err: err}
+		return &Error{Code: ExitRuntime, Msg: "cannot write the collection: " + err.Error(), Err: err}
 	}
 	// Recorded frames were masked; the collection is masked again, like every file we write.
 	if _, err := f.Write([]byte(a.masker.Mask(b.String()))); err != nil {
 		f.Close()
-		return &Error{Code: ExitRuntime, Msg: "cannot write " + out, Err: err}
+		return &Error{Code: ExitRuntime, Msg: "cannot write the collection: " + err.Error(), Err: err}
 	}
 	if err := f.Close(); err != nil {
-		return &Error{Code: ExitRuntime, Msg: "cannot write " + out, Err: err}
+		return &Error{Code: ExitRuntime, Msg: "cannot write the collection: " + err.Error(), Err: err}
 	}
 	fmt.Fprintf(a.io.Stdout, "wrote %s: %d tests from recording %s", out, len(tests), name)
 	if skipped > 0 {

@@ -74,7 +74,7 @@ func (a *app) mock(ctx context.Context, cmd *cli.Command) error {
 	}
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
-		return &Error{Code: ExitConfig, Msg: "cannot listen on " + listen, Err: err, Hint: "pick a free port, or :0 for any"}
+		return &Error{Code: ExitConfig, Msg: "cannot listen: " + err.Error(), Err: err, Hint: "pick a free port, or :0 for any"}
 	}
 	srv := &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)

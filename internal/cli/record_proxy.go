@@ -114,7 +114,7 @@ func dialUpstream(ctx context.Context, d transport.Dialer, info spec.Info, timeo
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &Error{Code: ExitConnection, Msg: "cannot reach the server (" + info.String() + ")", Err: err,
+		return nil, &Error{Code: ExitConnection, Msg: "cannot reach the server (" + info.String() + "): " + err.Error(), Err: err,
 			Hint: "check the --server SPEC: run it by hand, or try mcpspec tools --server SPEC"}
 	}
 	return conn, nil
@@ -153,13 +153,13 @@ func (a *app) proxy(ctx context.Context, cmd *cli.Command) (err error) {
 				Hint: "choose another --name, or remove it with mcpspec record delete " + name}
 		}
 		if err != nil {
-			return &Error{Code: ExitRuntime, Msg: "cannot create the recording", Err: err}
+			return &Error{Code: ExitRuntime, Msg: "cannot create the recording: " + err.Error(), Err: err}
 		}
 		defer func() {
 			cerr := rec.Close()
 			fmt.Fprintf(a.io.Stderr, "mcpspec proxy: recorded %d frames to %s\n", rec.Frames(), rec.Path())
 			if cerr != nil && err == nil {
-				err = &Error{Code: ExitRuntime, Msg: "the recording is incomplete", Err: cerr}
+				err = &Error{Code: ExitRuntime, Msg: "the recording is incomplete: " + cerr.Error(), Err: cerr}
 			}
 		}()
 	}
@@ -180,7 +180,7 @@ func (a *app) proxy(ctx context.Context, cmd *cli.Command) (err error) {
 	}
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
-		return &Error{Code: ExitConfig, Msg: "cannot listen on " + listen, Err: err, Hint: "pick a free port, or :0 for any"}
+		return &Error{Code: ExitConfig, Msg: "cannot listen: " + err.Error(), Err: err, Hint: "pick a free port, or :0 for any"}
 	}
 	conn, err := dialUpstream(ctx, d, info, connectTimeout)
 	if err != nil {

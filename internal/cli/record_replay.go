@@ -78,7 +78,7 @@ func (a *app) recordReplay(ctx context.Context, cmd *cli.Command) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &Error{Code: ExitConnection, Msg: "the replay could not go on", Err: err,
+		return &Error{Code: ExitConnection, Msg: "the replay could not go on: " + err.Error(), Err: err,
 			Hint: "the server ended the connection or refused a frame; its stderr says why (run it by hand)"}
 	}
 	if cmd.Bool("json") {

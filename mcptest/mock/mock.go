@@ -253,8 +253,9 @@ func (s *Server) missing(f frame) miss {
 			map[string]any{"recordedMethods": names}}
 	}
 	paths := make([]string, 0, len(bestChanges))
-	for _, c := range bestChanges {
-		paths = append(paths, strings.Replace(c.Path, "$", "$.params", 1))
+	for i, c := range bestChanges {
+		bestChanges[i].Path = strings.Replace(c.Path, "$", "$.params", 1) // paths in the request
+		paths = append(paths, bestChanges[i].Path)
 	}
 	return miss{fmt.Sprintf("mock: no recorded %s has these params; the nearest differs at %s", f.Method, strings.Join(paths, ", ")),
 		map[string]any{"nearest": map[string]any{"method": best.method, "params": best.params}, "differences": bestChanges}}
