@@ -38,16 +38,27 @@ func (a *app) recordReplayCommand() *cli.Command {
 	}
 }
 
-// replayJSON is record replay --json.
+// replayJSON is record replay --json (schema/replay.v1.json).
 type replayJSON struct {
-	Recording string   `json:"recording"`
-	Server    string   `json:"server"`
-	Clean     bool     `json:"clean"`
-	Ignore    []string `json:"ignore"`
+	SchemaVersion string   `json:"schemaVersion,omitempty"`
+	Recording     string   `json:"recording,omitempty"`
+	Server        string   `json:"server,omitempty"`
+	Clean         *bool    `json:"clean,omitempty"`
+	Ignore        []string `json:"ignore,omitempty"`
 	*replay.Report
+	jsonOutcome
 }
 
 func (a *app) recordReplay(ctx context.Context, cmd *cli.Command) error {
+	var doc replayJSON
+	err := a.runReplay(ctx, cmd, &doc)
+	if cmd.Bool("json") {
+		return writeJSONOutcome(ctx, a.io.Stdout, &doc, err, doc.Report != nil)
+	}
+	return err
+}
+
+func (a *app) runReplay(ctx context.Context, cmd *cli.Command, doc *replayJSON) error {
 	var ignore []replay.Path
 	ignored := replay.DefaultIgnore()
 	for _, s := range cmd.StringSlice("ignore") {
@@ -65,10 +76,12 @@ func (a *app) recordReplay(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	doc.Recording = name
 	d, info, err := a.upstreamDialer(cmd, io.Discard)
 	if err != nil {
 		return err
 	}
+	doc.Server = info.Spec
 	conn, err := dialUpstream(ctx, d, info, cmd.Duration("connect-timeout"))
 	if err != nil {
 		return err
@@ -81,10 +94,9 @@ func (a *app) recordReplay(ctx context.Context, cmd *cli.Command) error {
 		return &Error{Code: ExitConnection, Msg: "the replay could not go on: " + err.Error(), Err: err,
 			Hint: "the server ended the connection or refused a frame; its stderr says why (run it by hand)"}
 	}
-	if cmd.Bool("json") {
-		b, _ := json.MarshalIndent(replayJSON{Recording: name, Server: info.Spec, Clean: rep.Clean(), Ignore: ignored, Report: rep}, "", "  ")
-		fmt.Fprintln(a.io.Stdout, string(b))
-	} else {
+	clean := rep.Clean()
+	doc.SchemaVersion, doc.Clean, doc.Ignore, doc.Report = "replay.v1", &clean, ignored, rep
+	if !cmd.Bool("json") {
 		writeReplay(a.io.Stdout, name, info.String(), rep)
 	}
 	if !rep.Clean() {

@@ -97,6 +97,7 @@ func TestRecordThroughProxyReplayMock(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("replay --json: %v\n%s", err, out)
 	}
+	checkSchema(t, "replay.v1.json", out)
 	if code != ExitFailure || rep.Clean || rep.Changed != 3 {
 		t.Errorf("replay against a changed server: exit %d, %+v", code, rep)
 	}
@@ -109,6 +110,13 @@ func TestRecordThroughProxyReplayMock(t *testing.T) {
 	if got := strings.Join(changed, "; "); !strings.Contains(got, "tools/list $.result.tools[") || !strings.Contains(got, "tools/call $.error") {
 		t.Errorf("changes: %s", got)
 	}
+
+	// A replay that cannot start still writes its JSON document.
+	out, code = runMcpspec(t, exe, "record", "replay", "sdk", "--dir", dir, "--server", "http://127.0.0.1:1/mcp", "--connect-timeout", "2s", "--json")
+	if code != ExitConnection || !strings.Contains(out, `"exitCode": 4`) {
+		t.Errorf("replay against nothing: exit %d\n%s", code, out)
+	}
+	checkSchema(t, "replay.v1.json", out)
 
 	coll := filepath.Join(dir, "sdk.mcpspec.yaml")
 	out, code = runMcpspec(t, exe, "record", "to-collection", "sdk", "--dir", dir, "-o", coll)
