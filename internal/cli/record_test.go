@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,5 +141,73 @@ func TestRecordThroughProxyReplayMock(t *testing.T) {
 	}
 	if _, err := os.Stat(coll); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProxyHTTPRecords serves a stdio server over Streamable HTTP through proxy --listen, with
+// the go-sdk's Streamable client; an interrupt ends the proxy (exit 130), stops the server
+// and leaves a complete recording.
+func TestProxyHTTPRecords(t *testing.T) {
+	exe, err := exec.LookPath("mcpspec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	runCtx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan ExitCode, 1)
+	go func() {
+		done <- Run(runCtx, []string{"mcpspec", "proxy", "--server", "testserver", "--listen", "127.0.0.1:0", "--name", "web", "--dir", dir},
+			&IO{Stdin: bytes.NewReader(nil), Stdout: outW, Stderr: &stderr, Executable: exe, TempDir: t.TempDir()})
+		outW.Close()
+	}()
+	url, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL from proxy --listen: %v; stderr: %s", err, stderr.String())
+	}
+	go io.Copy(io.Discard, outR)
+	url = strings.TrimSpace(url)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("URL %q", url)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "web-client", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatalf("connect to the HTTP proxy: %v", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over http"}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "over http" {
+		t.Fatalf("echo through the HTTP proxy: %v %+v", err, res)
+	}
+	_ = cs.Close()
+	interrupt()
+	select {
+	case code := <-done:
+		if code != ExitInterrupted {
+			t.Errorf("proxy exit %d, want 130; stderr: %s", code, stderr.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("the proxy did not end after the interrupt")
+	}
+	rec, err := recording.ReadFile(filepath.Join(dir, "web.jsonl"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int
+	for _, e := range rec.Entries {
+		if strings.Contains(string(e.Frame), `"text":"over http"`) {
+			calls++
+		}
+	}
+	if calls != 2 || rec.Header.Transport != "stdio" {
+		t.Errorf("recording: %d frames with the call and its answer (want 2), header %+v", calls, rec.Header)
+	}
+	// What was recorded over HTTP replays clean over stdio.
+	if out, code := runMcpspec(t, exe, "record", "replay", "web", "--dir", dir, "--server", "testserver"); code != ExitOK {
+		t.Errorf("replay: exit %d\n%s", code, out)
 	}
 }
