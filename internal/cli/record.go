@@ -98,7 +98,8 @@ func (a *app) recordList(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(a.io.Stdout, "no recordings in %s (make one with mcpspec proxy --server SPEC)\n", dir)
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.io.Stdout, 0, 0, 2, ' ', 0)
+	// A recording is a file anyone may have edited: its text is printed cleaned.
+	tw := tabwriter.NewWriter(cleanWriter{a.io.Stdout}, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tFRAMES\tDURATION\tSERVER\tSIZE")
 	for _, r := range rows {
 		if r.Error != "" {

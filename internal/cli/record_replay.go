@@ -97,7 +97,8 @@ func (a *app) runReplay(ctx context.Context, cmd *cli.Command, doc *replayJSON) 
 	clean := rep.Clean()
 	doc.SchemaVersion, doc.Clean, doc.Ignore, doc.Report = "replay.v1", &clean, ignored, rep
 	if !cmd.Bool("json") {
-		writeReplay(a.io.Stdout, name, info.String(), rep)
+		// What the server answered is printed cleaned of terminal escapes.
+		writeReplay(cleanWriter{a.io.Stdout}, name, info.String(), rep)
 	}
 	if !rep.Clean() {
 		return &Error{Code: ExitFailure, Quiet: true, Msg: "the replay differs from the recording"}
