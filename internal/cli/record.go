@@ -23,12 +23,14 @@ func (a *app) recordCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "record",
 		Usage: "recordings of real traffic: list, delete, replay against a server, turn into a collection",
-		UsageText: "mcpspec record list [--dir DIR] [--json]\n" +
+		UsageText: "mcpspec record start NAME --server SPEC      (an inspect session, recorded)\n" +
+			"mcpspec record list [--dir DIR] [--json]\n" +
 			"mcpspec record delete NAME\n" +
 			"mcpspec record replay NAME --server SPEC [--ignore PATH]… [--json]\n" +
 			"mcpspec record to-collection NAME [-o FILE]\n\n" +
 			"Recordings are made by mcpspec proxy (see docs/record.md).",
 		Commands: []*cli.Command{
+			a.recordStartCommand(),
 			{
 				Name:   "list",
 				Usage:  "list the recordings: name, frames, duration, server, size",
