@@ -339,6 +339,8 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 func (h *HTTP) sendFailed(w http.ResponseWriter, id json.RawMessage, err error) {
 	var se *transport.StatusError
 	if errors.As(err, &se) {
+		// The refusal is the server's answer: recorded with its status.
+		_ = h.o.record(recording.ServerToClient, se.Body, &recording.HTTP{SessionID: se.SessionID, Status: se.Status})
 		if se.ContentType != "" {
 			w.Header().Set("Content-Type", se.ContentType)
 		}

@@ -231,3 +231,42 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// TestHTTPProxyPassesRefusals: an upstream HTTP refusal reaches the client with its status and
+// is recorded with it.
+func TestHTTPProxyPassesRefusals(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":"token required"}`)
+	}))
+	defer up.Close()
+	conn, err := streamable.Dialer{URL: up.URL}.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, path := newRecorder(t)
+	h := proxy.NewHTTP(conn, &proxy.Options{Recorder: w})
+	front := httptest.NewServer(h)
+	resp, err := http.Post(front.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || string(body) != `{"error":"token required"}` {
+		t.Errorf("refusal through the proxy: HTTP %d %s", resp.StatusCode, body)
+	}
+	front.Close()
+	h.Close()
+	w.Close()
+	rec, err := recording.ReadFile(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Entries) != 2 || rec.Entries[1].HTTP == nil || rec.Entries[1].HTTP.Status != http.StatusUnauthorized {
+		t.Errorf("recorded: %+v", rec.Entries)
+	}
+}
