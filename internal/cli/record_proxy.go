@@ -188,9 +188,6 @@ func (a *app) proxy(ctx context.Context, cmd *cli.Command) (err error) {
 		return err
 	}
 	fmt.Fprintf(a.io.Stdout, "http://%s/mcp\n", l.Addr())
-	if f, ok := a.term.Stdout.(interface{ Sync() error }); ok {
-		_ = f.Sync()
-	}
 	a.flush()
 	return a.proxyResult(proxy.Serve(ctx, l, proxy.NewHTTP(conn, opts)))
 }

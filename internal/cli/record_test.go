@@ -125,6 +125,7 @@ func TestRecordThroughProxyReplayMock(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "2 tests") {
 		t.Fatalf("to-collection: exit %d\n%s", code, out)
 	}
+	t.Chdir(t.TempDir()) // mcpspec test writes .mcpspec/runs/ in the working directory
 	if out, code = runMcpspec(t, exe, "validate", coll); code != ExitOK {
 		t.Errorf("validate: exit %d\n%s", code, out)
 	}

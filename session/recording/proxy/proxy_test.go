@@ -207,9 +207,8 @@ func TestStdioClientLeavesFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"late"}}}
+	// One stateless request (2026-07-28: no handshake to wait for), then end of input at once.
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}},"name":"echo","arguments":{"text":"late"}}}
 `)
 	var out strings.Builder
 	if err := proxy.Stdio(ctx, in, &out, conn, nil); err != nil {
