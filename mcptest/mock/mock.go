@@ -1,7 +1,6 @@
 package mock
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -84,7 +83,7 @@ func New(rec *recording.Recording, o *Options) (*Server, error) {
 		if !ok {
 			continue
 		}
-		key := idKey(f.ID)
+		key := recording.IDKey(f.ID)
 		switch {
 		case e.Dir == recording.ClientToServer && f.Method != "" && key != "":
 			x := &exchange{method: f.Method, params: f.Params}
@@ -118,17 +117,6 @@ func parse(b []byte) (frame, bool) {
 	return f, true
 }
 
-func idKey(id json.RawMessage) string {
-	if len(id) == 0 || string(id) == "null" {
-		return ""
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, id) != nil {
-		return ""
-	}
-	return b.String()
-}
-
 // noise are the params paths that never decide a match: progress tokens, and _meta (in the
 // stateless era it carries the client's name, version and capabilities on every request).
 var noise = func() []replay.Path {
@@ -151,20 +139,20 @@ func (s *Server) Answer(ctx context.Context, data []byte) []byte {
 	if !ok {
 		return errorFrame(nil, -32700, "mock: parse error: not a JSON-RPC message", nil)
 	}
-	if f.Method == "" || idKey(f.ID) == "" {
+	if f.Method == "" || recording.IDKey(f.ID) == "" {
 		return nil
 	}
 	x, miss := s.find(f)
 	if x == nil {
 		if f.Method == "ping" {
-			return withID([]byte(`{"jsonrpc":"2.0","id":0,"result":{}}`), f.ID)
+			return recording.WithID([]byte(`{"jsonrpc":"2.0","id":0,"result":{}}`), f.ID)
 		}
 		return errorFrame(f.ID, ErrorCode, miss.message, miss.data)
 	}
 	if s.opts.Latency && x.latency > 0 {
 		_ = clock.Sleep(ctx, x.latency)
 	}
-	return withID(x.answer, f.ID)
+	return recording.WithID(x.answer, f.ID)
 }
 
 // miss says why a request matched nothing.
@@ -259,20 +247,6 @@ func (s *Server) missing(f frame) miss {
 	}
 	return miss{fmt.Sprintf("mock: no recorded %s has these params; the nearest differs at %s", f.Method, strings.Join(paths, ", ")),
 		map[string]any{"nearest": map[string]any{"method": best.method, "params": best.params}, "differences": bestChanges}}
-}
-
-// withID returns frame with its id replaced by id.
-func withID(frame []byte, id json.RawMessage) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(frame, &m) != nil {
-		return frame
-	}
-	m["id"] = id
-	out, err := json.Marshal(m)
-	if err != nil {
-		return frame
-	}
-	return out
 }
 
 func errorFrame(id json.RawMessage, code int, msg string, data map[string]any) []byte {

@@ -6,12 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 
+	"github.com/mcpspec/mcpspec/session/recording/proxy"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/linestream"
 )
@@ -82,7 +80,7 @@ const maxBody = transport.MaxFrameSize
 // notification or response with 202; GET is 405 (the mock sends nothing unasked), DELETE 204.
 // A browser's cross-origin request (an Origin that is not loopback) is refused with 403.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
+	if o := r.Header.Get("Origin"); o != "" && !proxy.LoopbackOrigin(o) {
 		http.Error(w, "mock: Origin "+o+" is not a loopback address", http.StatusForbidden)
 		return
 	}
@@ -117,17 +115,4 @@ func newSessionID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-func loopbackOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }

@@ -171,3 +171,17 @@ func TestFrameVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestIDKeyWithID(t *testing.T) {
+	for in, want := range map[string]string{`1`: `1`, `"a"`: `"a"`, ` 7 `: `7`, `null`: ``, ``: ``, `{`: ``} {
+		if got := recording.IDKey([]byte(in)); got != want {
+			t.Errorf("IDKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := string(recording.WithID([]byte(`{"jsonrpc":"2.0","id":1,"result":{"b":2,"a":1}}`), []byte(`"x"`))); got != `{"id":"x","jsonrpc":"2.0","result":{"b":2,"a":1}}` {
+		t.Errorf("WithID = %s", got)
+	}
+	if got := string(recording.WithID([]byte(`[1]`), []byte(`2`))); got != `[1]` {
+		t.Errorf("WithID of an array = %s", got)
+	}
+}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,18 +95,6 @@ func peek(frame []byte) (e envelope, ok bool) {
 	return e, true
 }
 
-// idKey is the canonical form of a JSON-RPC id, "" for none.
-func idKey(id json.RawMessage) string {
-	if len(id) == 0 || string(id) == "null" {
-		return ""
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, id) != nil {
-		return ""
-	}
-	return b.String()
-}
-
 func (h *HTTP) meta() *recording.HTTP {
 	if s, ok := h.conn.(transport.Sessioned); ok && s.SessionID() != "" {
 		return &recording.HTTP{SessionID: s.SessionID()}
@@ -151,7 +138,7 @@ func (h *HTTP) route(frame []byte) {
 	env, _ := peek(frame)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if key := idKey(env.ID); key != "" && env.Method == "" {
+	if key := recording.IDKey(env.ID); key != "" && env.Method == "" {
 		if w := h.pending[key]; w != nil {
 			w.answer <- frame // buffered: one answer per request
 			h.removeLocked(w)
@@ -185,7 +172,7 @@ func (h *HTTP) removeLocked(w *waiter) {
 
 // ServeHTTP implements Streamable HTTP's POST, GET and DELETE.
 func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if origin := r.Header.Get("Origin"); origin != "" && !loopbackOrigin(origin) {
+	if origin := r.Header.Get("Origin"); origin != "" && !LoopbackOrigin(origin) {
 		http.Error(w, "proxy: Origin "+origin+" is not a loopback address", http.StatusForbidden)
 		return
 	}
@@ -230,7 +217,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, nil, -32700, "parse error: the body is not one JSON-RPC message")
 		return
 	}
-	key := idKey(env.ID)
+	key := recording.IDKey(env.ID)
 	if env.Method == "" || key == "" { // a notification or the client's answer to a server request
 		if err := h.conn.Send(r.Context(), body); err != nil {
 			h.sendFailed(w, env.ID, err)
@@ -365,8 +352,8 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 	writeJSON(w, status, b)
 }
 
-// loopbackOrigin reports whether an Origin header names a loopback host.
-func loopbackOrigin(origin string) bool {
+// LoopbackOrigin reports whether an Origin header names a loopback host (see [IsLoopback]).
+func LoopbackOrigin(origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil {
 		return false

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,19 +96,8 @@ func parse(b []byte) (frame, bool) {
 	return f, true
 }
 
-func (f frame) isRequest() bool  { return f.Method != "" && idKey(f.ID) != "" }
-func (f frame) isResponse() bool { return f.Method == "" && idKey(f.ID) != "" }
-
-func idKey(id json.RawMessage) string {
-	if len(id) == 0 || string(id) == "null" {
-		return ""
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, id) != nil {
-		return ""
-	}
-	return b.String()
-}
+func (f frame) isRequest() bool  { return f.Method != "" && recording.IDKey(f.ID) != "" }
+func (f frame) isResponse() bool { return f.Method == "" && recording.IDKey(f.ID) != "" }
 
 // answerBook holds the client's recorded answers to the server's requests.
 type answerBook struct {
@@ -134,11 +122,11 @@ func newAnswerBook(rec *recording.Recording) *answerBook {
 		}
 		switch {
 		case e.Dir == recording.ServerToClient && f.isRequest():
-			asked[idKey(f.ID)] = f
+			asked[recording.IDKey(f.ID)] = f
 		case e.Dir == recording.ClientToServer && f.isResponse():
-			if q, ok := asked[idKey(f.ID)]; ok {
+			if q, ok := asked[recording.IDKey(f.ID)]; ok {
 				b.entries = append(b.entries, bookEntry{method: q.Method, params: q.Params, answer: e.Frame})
-				delete(asked, idKey(f.ID))
+				delete(asked, recording.IDKey(f.ID))
 			}
 		}
 	}
@@ -167,27 +155,13 @@ func (b *answerBook) answer(req frame) ([]byte, bool) {
 		return nil, false
 	}
 	b.entries[pick].used = true
-	return withID(b.entries[pick].answer, req.ID), true
+	return recording.WithID(b.entries[pick].answer, req.ID), true
 }
 
 var (
 	progressTokens, _ = ParsePath("$..progressToken")
 	metaPath, _       = ParsePath("$._meta")
 )
-
-// withID returns frame with its id replaced by id.
-func withID(frame []byte, id json.RawMessage) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(frame, &m) != nil {
-		return frame
-	}
-	m["id"] = id
-	out, err := json.Marshal(m)
-	if err != nil {
-		return frame
-	}
-	return out
-}
 
 // Run replays rec's client side over conn and compares the answers; it closes conn (stopping a
 // child server) before it returns.
@@ -214,7 +188,7 @@ func Run(ctx context.Context, conn transport.Conn, rec *recording.Recording, o *
 			continue
 		}
 		if f, ok := parse(e.Frame); ok && f.isResponse() {
-			answers[idKey(f.ID)] = append(answers[idKey(f.ID)], e.Frame)
+			answers[recording.IDKey(f.ID)] = append(answers[recording.IDKey(f.ID)], e.Frame)
 		}
 	}
 	r := &replayer{conn: conn, book: newAnswerBook(rec), waiting: map[string]chan []byte{}, done: make(chan struct{})}
@@ -245,7 +219,7 @@ func Run(ctx context.Context, conn transport.Conn, rec *recording.Recording, o *
 			rep.Notifications++
 			continue
 		}
-		key := idKey(f.ID)
+		key := recording.IDKey(f.ID)
 		var want []byte
 		if q := answers[key]; len(q) > 0 {
 			want, answers[key] = q[0], q[1:]
@@ -384,8 +358,8 @@ func (r *replayer) recvLoop(ctx context.Context) {
 		switch {
 		case f.isResponse():
 			r.mu.Lock()
-			ch := r.waiting[idKey(f.ID)]
-			delete(r.waiting, idKey(f.ID))
+			ch := r.waiting[recording.IDKey(f.ID)]
+			delete(r.waiting, recording.IDKey(f.ID))
 			r.mu.Unlock()
 			if ch != nil {
 				ch <- fr.Data
