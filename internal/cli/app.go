@@ -158,6 +158,9 @@ func (a *app) verbs() []*cli.Command {
 		a.schemaCommand(),
 		a.testserverCommand(),
 		a.mcpCommand(),
+		a.proxyCommand(),
+		a.recordCommand(),
+		a.mockCommand(),
 		a.versionCommand(),
 	}
 }
