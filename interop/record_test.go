@@ -43,7 +43,7 @@ func TestRecordFilesystemThroughProxy(t *testing.T) {
 	go func() {
 		done <- cli.Run(ctx, []string{"mcpspec", "proxy", "--server", server, "--server-env", markerVar + "=" + marker,
 			"--server-env", peerEnvExtra[0], "--name", "fs", "--dir", dir},
-			&cli.IO{Stdin: inR, Stdout: outW, Stderr: &stderr, TempDir: t.TempDir()})
+			&cli.IO{Stdin: inR, Stdout: outW, Stderr: &stderr, TempDir: t.TempDir(), NoHistory: true})
 		outW.Close()
 	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "fs-client", Version: "1.0.0"}, nil)

@@ -24,7 +24,7 @@ func runMcpspec(t *testing.T, exe string, args ...string) (string, ExitCode) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := Run(ctx, append([]string{"mcpspec"}, args...), &IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, Executable: exe, TempDir: t.TempDir()})
+	code := Run(ctx, append([]string{"mcpspec"}, args...), &IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, Executable: exe, TempDir: t.TempDir(), NoHistory: true})
 	if stderr.Len() > 0 {
 		t.Logf("mcpspec %s: stderr: %s", strings.Join(args, " "), stderr.String())
 	}
@@ -163,7 +163,7 @@ func TestProxyHTTPRecords(t *testing.T) {
 	done := make(chan ExitCode, 1)
 	go func() {
 		done <- Run(runCtx, []string{"mcpspec", "proxy", "--server", "testserver", "--listen", "127.0.0.1:0", "--name", "web", "--dir", dir},
-			&IO{Stdin: bytes.NewReader(nil), Stdout: outW, Stderr: &stderr, Executable: exe, TempDir: t.TempDir()})
+			&IO{Stdin: bytes.NewReader(nil), Stdout: outW, Stderr: &stderr, Executable: exe, TempDir: t.TempDir(), NoHistory: true})
 		outW.Close()
 	}()
 	url, err := bufio.NewReader(outR).ReadString('\n')
