@@ -143,6 +143,7 @@ func (a *app) verbs() []*cli.Command {
 		a.auditCommand(),
 		a.fuzzCommand(),
 		a.testserverCommand(),
+		a.uiCommand(),
 		a.versionCommand(),
 	}
 }
