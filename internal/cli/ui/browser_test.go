@@ -243,6 +243,9 @@ func TestBrowser(t *testing.T) {
 		if !strings.HasPrefix(state, "exit 0") || last <= first || coords != last {
 			t.Errorf("load: state %q, points %d then %d, %d chart coordinates", state, first, last, coords)
 		}
+		if summary := eval[string](t, bctx, `document.querySelector('#load-summary').textContent`); !strings.Contains(summary, "verdictpassed") || strings.Contains(summary, "undefined") {
+			t.Errorf("load summary %q", summary)
+		}
 		runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "metrics.json"))
 		if len(runs) != 1 {
 			t.Errorf("run directories with metrics.json: %v, want one", runs)

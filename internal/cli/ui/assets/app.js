@@ -573,8 +573,12 @@ function initLoad() {
           if (points.length === 0 && run.progress) { points.push(...run.progress); draw(); }
           const m = run.result;
           if (m) {
-            append(summary, [kv([['passed', String(m.passed)], ['requests', String(m.total_requests)], ['rate', (m.requests_per_sec || 0).toFixed(1) + '/s'],
-              ['errors', String(m.errors && typeof m.errors === 'object' ? pretty(m.errors) : m.errors)]]),
+            const th = m.throughput || {};
+            const lat = m.latency_ms || {};
+            const errs = m.errors || {};
+            append(summary, [kv([['verdict', m.passed ? 'passed' : 'failed'], ['requests', asText(th.total_requests)],
+              ['rate', (th.requests_per_sec || 0).toFixed(1) + '/s'], ['p50 / p99', asText(lat.p50) + ' / ' + asText(lat.p99) + ' ms'],
+              ['errors', asText(errs.total)]]),
             el('details', {}, el('summary', {}, 'metrics.json'), el('pre', {}, pretty(m)))]);
           }
         },
