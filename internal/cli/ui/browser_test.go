@@ -262,6 +262,29 @@ func TestBrowser(t *testing.T) {
 		shot(t, "4-history")
 	})
 
+	t.Run("answer a server request", func(t *testing.T) {
+		// confirm asks for an elicitation in the middle of its call; the person answers it on
+		// the page while the call waits.
+		connect(t, "testserver")
+		run(t, "call confirm and answer its elicitation",
+			click(`#nav button[data-page="inspector"]`),
+			clickText(`#tools-list li`, "confirm"),
+			chromedp.SetValue(`#tool-form [data-arg="message"]`, "Ship it?"),
+			click(`#call-btn`),
+			waitJS(`!!document.querySelector('#asks .ask')`))
+		if params := eval[string](t, bctx, `document.querySelector('#asks .ask pre').textContent`); !strings.Contains(params, "Ship it?") {
+			t.Errorf("the request shown: %q", params)
+		}
+		shot(t, "5-ask")
+		run(t, "answer",
+			chromedp.SetValue(`#asks .ask textarea`, `{"action":"accept","content":{"confirmed":true}}`),
+			click(`#asks .ask .answer`),
+			waitJS(`!!document.querySelector('#call-text') && !document.querySelector('#asks .ask')`))
+		if text := eval[string](t, bctx, `document.querySelector('#call-text').textContent`); text != "confirmed: Ship it?" {
+			t.Errorf("confirm answered %q after the elicitation was accepted", text)
+		}
+	})
+
 	t.Run("xss", func(t *testing.T) {
 		connect(t, "testserver --hostile-html")
 		run(t, "show and call every hostile thing",
@@ -276,7 +299,7 @@ func TestBrowser(t *testing.T) {
 			clickText(`#resources-list li`, "hostile.html"),
 			waitJS(`!!document.querySelector('#call-text')`),
 			clickText(`#nav button`, "Servers"))
-		shot(t, "5-xss")
+		shot(t, "6-xss")
 		var pwned bool
 		var active int
 		pwned = eval[bool](t, bctx, `window.__pwned !== undefined`)

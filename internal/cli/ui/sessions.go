@@ -21,11 +21,11 @@ import (
 
 // Bounds of what a session keeps for the page.
 const (
-	maxFrames    = 500       // raw frames kept per session, the oldest dropped first
-	maxFrameSize = 256 << 10 // bytes kept of one frame
-	maxSessions  = 16        // sessions open at once
-	stderrTail   = 64 << 10  // bytes of stderr shown
-	callTimeout  = 60 * time.Second
+	maxFrames    = 500                         // raw frames kept per session, the oldest dropped first
+	maxFrameSize = 256 << 10                   // bytes kept of one frame
+	maxSessions  = 16                          // sessions open at once
+	stderrTail   = 64 << 10                    // bytes of stderr shown
+	callTimeout  = askTimeout + 15*time.Second // a call may wait for the person to answer a request
 )
 
 // sessions holds the UI's open sessions.
@@ -55,6 +55,7 @@ type liveSession struct {
 	res      []session.Resource
 	prompts  []session.Prompt
 	listErrs map[string]string
+	asks     *asks
 
 	// mu guards frames, seq, lastErr and closed.
 	mu      sync.Mutex
@@ -174,7 +175,7 @@ func (ss *sessions) connect(w http.ResponseWriter, r *http.Request, s string) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	l := &liveSession{ID: id, Spec: s, dir: dir, started: time.Now(), listErrs: map[string]string{}}
+	l := &liveSession{ID: id, Spec: s, dir: dir, started: time.Now(), listErrs: map[string]string{}, asks: newAsks(ss.events, id)}
 	dial, info, err := serverconn.SpecDial(s, &spec.Options{Executable: ss.o.Executable})
 	if err != nil {
 		os.RemoveAll(dir)
@@ -183,7 +184,9 @@ func (ss *sessions) connect(w http.ResponseWriter, r *http.Request, s string) {
 	}
 	op := serverconn.New(serverconn.Options{Name: s, Info: info, Dial: dial,
 		StderrFile: func(int) string { return filepath.Join(dir, "stderr.log") },
-		Session:    session.Options{OnFrame: l.onFrame, RequestTimeout: callTimeout}})
+		Session: session.Options{OnFrame: l.onFrame, RequestTimeout: callTimeout,
+			// Sampling and elicitation requests are answered by the person at the page.
+			OnRequest: l.asks.onRequest, Declare: session.ClientCapabilities{Sampling: true, Elicitation: true}}})
 	// The session outlives this request: it ends when the page disconnects it or the UI stops.
 	conn, err := op.Open(context.WithoutCancel(r.Context()))
 	if err != nil {
@@ -269,6 +272,7 @@ func (l *liveSession) close() {
 	if done {
 		return
 	}
+	close(l.asks.closed)
 	_ = l.conn.Close()
 	_ = os.RemoveAll(l.dir)
 }

@@ -97,7 +97,7 @@ function stream() {
   const state = $('#stream-state');
   const es = new EventSource('/api/events?token=' + encodeURIComponent(token) + '&last=' + lastEventId);
   es.onopen = () => { backoff = 1000; state.textContent = 'live'; state.className = 'state live'; };
-  for (const type of ['run.start', 'run.test', 'run.progress', 'run.log', 'run.done', 'session']) {
+  for (const type of ['run.start', 'run.test', 'run.progress', 'run.log', 'run.done', 'session', 'ask', 'ask.done']) {
     es.addEventListener(type, (ev) => {
       lastEventId = Math.max(lastEventId, Number(ev.lastEventId) || 0);
       let data;
@@ -395,6 +395,42 @@ function showResult(res) {
         el('td', {}, el('pre', {}, f.data + (f.error ? '\n' + f.error : '')))));
     }
     append(box, [el('h4', {}, 'Frames'), el('table', { class: 'grid frames' }, tb)]);
+  }
+}
+
+// ---- server requests answered by the person at the page -------------------------------------
+
+const asks = new Map(); // ask id → {session, ask}
+
+on('ask', (d) => { asks.set(d.session + '/' + d.ask.id, d); renderAsks(); });
+on('ask.done', (d) => { asks.delete(d.session + '/' + d.id); renderAsks(); });
+
+// askTemplate is a reply to fill in: the shape the protocol asks for.
+function askTemplate(a) {
+  if (a.method === 'sampling/createMessage') return { role: 'assistant', content: { type: 'text', text: '' }, model: 'human', stopReason: 'endTurn' };
+  return { action: 'accept', content: {} };
+}
+
+function renderAsks() {
+  const box = clear($('#asks'));
+  for (const { session, ask } of asks.values()) {
+    const reply = el('textarea', { rows: 6, spellcheck: false, value: pretty(askTemplate(ask)) });
+    const err = el('div', { class: 'error' });
+    const send = async (body) => {
+      try { await api('POST', '/api/sessions/' + session + '/asks/' + ask.id, body); } catch (e) { err.textContent = e.message; }
+    };
+    box.appendChild(el('div', { class: 'card ask', 'data-ask': ask.id },
+      el('h4', {}, 'The server asks: ' + ask.method, el('span', { class: 'muted' }, ' (session ' + session + ')')),
+      el('pre', {}, pretty(ask.params)),
+      el('label', {}, 'Your reply (JSON result)', reply),
+      el('div', { class: 'row' },
+        el('button', { class: 'answer', onclick: () => {
+          let result;
+          try { result = JSON.parse(reply.value); } catch (e) { err.textContent = 'reply: ' + e.message; return; }
+          send({ result });
+        } }, 'Answer'),
+        el('button', { class: 'secondary decline', onclick: () => send({ decline: 'declined by the user' }) }, 'Decline')),
+      err));
   }
 }
 
