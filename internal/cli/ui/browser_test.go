@@ -253,13 +253,35 @@ func TestBrowser(t *testing.T) {
 		shot(t, "3-load-done")
 	})
 
+	t.Run("detectors and score", func(t *testing.T) {
+		for _, c := range []struct{ page, kind, tool, want string }{
+			{"detectors", "deadlock", "echo", `"verdict": "clean"`},
+			{"analysis", "score", "", `"score": `},
+		} {
+			box := "#" + c.page
+			run(t, c.kind,
+				click(`#nav button[data-page="`+c.page+`"]`),
+				chromedp.SetValue(box+` select.kind`, c.kind),
+				chromedp.SetValue(box+` select.server`, "testserver"),
+				js(fmt.Sprintf(`(() => { const t = document.querySelector(%q); if (t) t.value = %q; })()`, box+" input.tool", c.tool)),
+				click(box+` button.start`),
+				waitJS(`document.querySelector('`+box+` .state-line').textContent.startsWith('exit')`))
+			state := eval[string](t, bctx, `document.querySelector('`+box+` .state-line').textContent`)
+			report := eval[string](t, bctx, `document.querySelector('`+box+` .report')?.textContent || ''`)
+			if !strings.HasPrefix(state, "exit 0") || !strings.Contains(report, c.want) {
+				t.Errorf("%s: %q, report %.200q, want %s", c.kind, state, report, c.want)
+			}
+		}
+		shot(t, "4-score")
+	})
+
 	t.Run("history", func(t *testing.T) {
 		run(t, "open history", click(`#nav button[data-page="history"]`), waitJS(`!!document.querySelector('#history-runs')`))
 		text := eval[string](t, bctx, `document.querySelector('#history-runs').textContent`)
 		if !strings.Contains(text, "12 of 12 passed") {
 			t.Errorf("history shows %q", text)
 		}
-		shot(t, "4-history")
+		shot(t, "4-history-runs")
 	})
 
 	t.Run("answer a server request", func(t *testing.T) {

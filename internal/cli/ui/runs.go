@@ -58,10 +58,13 @@ type runRequest struct {
 	Kind       string `json:"kind"`
 	Collection string `json:"collection,omitempty"`
 	// Test, with a collection, runs that test alone (re-run one test).
-	Test     string `json:"test,omitempty"`
-	Server   string `json:"server,omitempty"`
-	Tool     string `json:"tool,omitempty"`
-	Args     string `json:"args,omitempty"`
+	Test   string `json:"test,omitempty"`
+	Server string `json:"server,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Args   string `json:"args,omitempty"`
+	// SlowTool and FastTool are head-of-line's pair.
+	SlowTool string `json:"slowTool,omitempty"`
+	FastTool string `json:"fastTool,omitempty"`
 	Rate     string `json:"rate,omitempty"`
 	Duration string `json:"duration,omitempty"`
 }
@@ -333,11 +336,15 @@ func (rs *runs) command(req *runRequest, x *run) ([]string, error) {
 		}
 		args = append(args, "--max-time", maxDetectTime)
 	case "head-of-line":
-		args = append(args, "--max-time", maxDetectTime)
+		if req.SlowTool == "" || req.FastTool == "" {
+			return nil, fmt.Errorf("a head-of-line run needs a slow tool and a fast tool")
+		}
+		args = append(args, "--slow-tool", req.SlowTool, "--fast-tool", req.FastTool, "--max-time", maxDetectTime)
 	case "fuzz":
 		if req.Tool != "" {
 			args = append(args, "--tool", req.Tool)
 		}
+		args = append(args, "--time", maxDetectTime)
 	}
 	return args, nil
 }

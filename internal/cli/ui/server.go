@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"net/netip"
@@ -58,7 +59,7 @@ type Options struct {
 	History History
 	// Token is the access token ("" = 32 random bytes, hex).
 	Token string
-	// Log receives one line per problem the server meets (nil = discarded).
+	// Log receives the HTTP server's own error lines (nil = discarded).
 	Log io.Writer
 }
 
@@ -176,7 +177,7 @@ func (s *Server) URL(ln net.Listener) string {
 // servers) and returns once every handler has returned or shutdownWait has passed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.bound(ln.Addr())
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil,
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(s.o.Log, "mcpspec ui: ", 0),
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

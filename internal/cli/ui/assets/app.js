@@ -636,10 +636,13 @@ function initRunner(box) {
   const server = el('select', { class: 'server' });
   fillServerSelect(server);
   const tool = el('input', { class: 'tool', placeholder: 'tool (race needs one)', spellcheck: false });
+  const slow = el('input', { class: 'slow-tool', placeholder: 'slow tool', spellcheck: false });
+  const fast = el('input', { class: 'fast-tool', placeholder: 'fast tool', spellcheck: false });
   const out = el('div', { class: 'out' });
   const btn = el('button', { type: 'submit', class: 'start' }, 'Run');
   const form = el('form', { class: 'row wrap' }, el('label', {}, 'Kind', kind), el('label', {}, 'Server', server),
-    kinds.includes('race') ? el('label', {}, 'Tool', tool) : null, btn);
+    kinds.includes('race') ? el('label', {}, 'Tool', tool) : null,
+    kinds.includes('head-of-line') ? [el('label', {}, 'Head-of-line: slow tool', slow), el('label', {}, 'fast tool', fast)] : null, btn);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     clear(out);
@@ -648,7 +651,7 @@ function initRunner(box) {
     const result = el('div', { class: 'result' });
     append(out, [state, log, result]);
     try {
-      const r = await startRun({ kind: kind.value, server: server.value, tool: tool.value.trim() }, {
+      const r = await startRun({ kind: kind.value, server: server.value, tool: tool.value.trim(), slowTool: slow.value.trim(), fastTool: fast.value.trim() }, {
         onLog: (line) => { log.textContent += line + '\n'; },
         onDone: (run) => {
           state.textContent = exitText(run.exitCode);
