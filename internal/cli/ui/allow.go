@@ -151,9 +151,9 @@ func serverSpec(s *collection.Server) (string, bool) {
 	var out string
 	switch s.Transport {
 	case collection.TransportTestServer:
-		out = strings.Join(append([]string{spec.BuiltinName}, quoteWords(s.Args)...), " ")
+		out = spec.Join(append([]string{spec.BuiltinName}, s.Args...))
 	case collection.TransportStdio:
-		out = strings.Join(quoteWords(append([]string{s.Command}, s.Args...)), " ")
+		out = spec.Join(append([]string{s.Command}, s.Args...))
 	default:
 		out = s.URL
 		if s.Transport == collection.TransportTCP && !strings.Contains(out, "://") {
@@ -164,19 +164,6 @@ func serverSpec(s *collection.Server) (string, bool) {
 		return "", false
 	}
 	return out, true
-}
-
-// quoteWords quotes the words that need it for [spec.Split].
-func quoteWords(ws []string) []string {
-	out := make([]string, len(ws))
-	for i, w := range ws {
-		if w != "" && !strings.ContainsAny(w, " \t\n'\"\\$`") {
-			out[i] = w
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	return out
 }
 
 // readAllowFile reads an allowlist: one SPEC a line; blank lines and # comments are skipped.

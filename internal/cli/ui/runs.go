@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/internal/regfile"
+	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 
 // Bounds of a run started from the UI.
@@ -118,7 +119,7 @@ type runJSON struct {
 func (r *run) view(full bool) runJSON {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	v := runJSON{ID: r.ID, Kind: r.Kind, Command: "mcpspec " + strings.Join(quoteWords(r.Args), " "), Dir: r.Dir,
+	v := runJSON{ID: r.ID, Kind: r.Kind, Command: spec.Join(append([]string{"mcpspec"}, r.Args...)), Dir: r.Dir,
 		Started: r.started, Done: r.done, ExitCode: r.exitCode,
 		Tests: slices.Clone(r.tests), Progress: slices.Clone(r.progress), Log: slices.Clone(r.log)}
 	if v.Tests == nil {
