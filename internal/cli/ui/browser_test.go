@@ -246,9 +246,10 @@ func TestBrowser(t *testing.T) {
 		if summary := eval[string](t, bctx, `document.querySelector('#load-summary').textContent`); !strings.Contains(summary, "verdictpassed") || strings.Contains(summary, "undefined") {
 			t.Errorf("load summary %q", summary)
 		}
-		runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "metrics.json"))
-		if len(runs) != 1 {
-			t.Errorf("run directories with metrics.json: %v, want one", runs)
+		runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*"))
+		_, shown, _ := strings.Cut(state, " — ")
+		if _, err := os.Stat(filepath.Join(shown, "metrics.json")); len(runs) != 1 || err != nil {
+			t.Errorf("run directories %v, the page shows %q (%v): want one, with metrics.json", runs, shown, err)
 		}
 		shot(t, "3-load-done")
 	})

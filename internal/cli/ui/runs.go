@@ -241,7 +241,9 @@ func (rs *runs) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x.Args = args
-	if x.Dir != "" {
+	// A test run's reports go into its directory; the load verb makes its own (and would pick
+	// another name for one that exists).
+	if x.Kind == "test" {
 		if err := os.MkdirAll(x.Dir, 0o755); err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
