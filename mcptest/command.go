@@ -65,6 +65,7 @@ func newFlagSet() (*flag.FlagSet, *cmdFlags) {
 	fs.BoolVar(&o.LostUpdates, "lost-updates", false, "add the notes tools, add_note a read-modify-write without a lock: concurrent adds are lost")
 	fs.BoolVar(&o.AllDestructive, "all-destructive", false, "annotate every tool destructiveHint")
 	fs.BoolVar(&o.HostileText, "hostile-text", false, "add the tools hostile (terminal escapes and Markdown links in its title, description and error) and leak{{env.DB_URL}} (an echo whose name is a template)")
+	fs.BoolVar(&o.HostileHTML, "hostile-html", false, "add tools and a resource whose names, descriptions, schemas, errors and contents carry HTML, script, javascript: links and SVG (for testing web UIs)")
 	fs.BoolVar(&o.HintedTools, "hinted-tools", false, "add delete_notes (annotated destructiveHint) and fetch_url (openWorldHint); both do nothing")
 	fs.BoolVar(&o.WrongID, "wrong-id", false, "answer tools/call with an id off by 1000")
 	fs.BoolVar(&o.BothResultAndError, "both-result-and-error", false, "answer tools/call with both result and error")

@@ -143,6 +143,11 @@ type Options struct {
 	// and whose calls fail with them, and leak{{env.DB_URL}} (an echo), whose name is a
 	// collection template. Off by default, so the tool list stays the same.
 	HostileText bool
+	// HostileHTML adds tools and a resource whose every string attacks a web page that renders
+	// it as HTML (see [HostileHTML]): the tool names, titles, descriptions, schema titles,
+	// property names, enum values and defaults, the error of a call and the text of the
+	// resource carry script, event handlers, javascript: links and SVG. Off by default.
+	HostileHTML bool
 	// HintedTools adds two tools whose annotations tell a tester to keep off: delete_notes
 	// (destructiveHint: it claims to delete data) and fetch_url (openWorldHint: it claims to
 	// fetch a URL). Neither does anything but answer; both are for tests of tool selection.

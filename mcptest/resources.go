@@ -39,7 +39,7 @@ func resources() []*resource {
 }
 
 func (b *Backend) listResources(c *call) (any, *rpcError) {
-	list, next, err := page(resources(), c.req.Params, b.opts.PageSize, "resources")
+	list, next, err := page(b.resources(), c.req.Params, b.opts.PageSize, "resources")
 	if err != nil {
 		return nil, err
 	}
@@ -57,9 +57,18 @@ func (b *Backend) listTemplates(_ *call) (any, *rpcError) {
 	}}}, nil
 }
 
+// resources returns the static resources this backend serves: [Options.HostileHTML] adds one.
+func (b *Backend) resources() []*resource {
+	all := resources()
+	if b.opts.HostileHTML {
+		all = append(all, hostileHTMLResource())
+	}
+	return all
+}
+
 // lookupResource returns the contents entry for uri, or false.
-func lookupResource(uri string) (map[string]any, bool) {
-	for _, r := range resources() {
+func (b *Backend) lookupResource(uri string) (map[string]any, bool) {
+	for _, r := range b.resources() {
 		if r.URI != uri {
 			continue
 		}
@@ -88,7 +97,7 @@ func (b *Backend) resourceURI(c *call) (string, map[string]any, *rpcError) {
 	if p.URI == "" {
 		return "", nil, newError(CodeInvalidParams, "missing params.uri")
 	}
-	entry, ok := lookupResource(p.URI)
+	entry, ok := b.lookupResource(p.URI)
 	if !ok {
 		code := CodeResourceNotFound
 		if c.stateless {

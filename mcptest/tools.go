@@ -180,6 +180,9 @@ func (b *Backend) visibleTools(stateless, tasks bool) []*tool {
 	if b.opts.HostileText {
 		all = append(all, hostileTools()...)
 	}
+	if b.opts.HostileHTML {
+		all = append(all, hostileHTMLTools()...)
+	}
 	if b.opts.HintedTools {
 		all = append(all, hintedTools()...)
 	}

@@ -161,6 +161,7 @@ func (a *app) verbs() []*cli.Command {
 		a.proxyCommand(),
 		a.recordCommand(),
 		a.mockCommand(),
+		a.uiCommand(),
 		a.versionCommand(),
 	}
 }

@@ -53,7 +53,7 @@ func loadFlagDefs() []cli.Flag {
 		&cli.StringFlag{Name: "run-id", Usage: "name the run (default: its start time)"},
 		&cli.StringFlag{Name: "shard", Usage: "run shard `I/N` of the workload: rate, workers and iterations divided by N, a distinct seed ('mcpspec merge' combines the shards)"},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve live Prometheus metrics on `ADDR` while the run goes on (:9464 is loopback; 0.0.0.0:9464 every interface)"},
-		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "live progress on stderr: auto (a live display on a terminal, a line every few seconds otherwise), tty, plain or off"},
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "live progress on stderr: auto (a live display on a terminal, a line every few seconds otherwise), tty, plain, json (one JSON object a line, about twice a second) or off"},
 		quietFlag(),
 		&cli.StringSliceFlag{Name: "reporter", Aliases: []string{"r"}, Usage: "also report as `NAME=PATH`: junit, tap, json, markdown (each threshold a test case; repeatable)"},
 		&cli.StringSliceFlag{Name: "var", Usage: "with a collection: set variable `K=V` (repeatable)"},

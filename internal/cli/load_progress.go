@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -23,6 +24,9 @@ func (a *app) newProgress(mode string, cfg *loadgen.Config) progressDisplay {
 	if mode == "off" {
 		return noProgress{}
 	}
+	if mode == "json" {
+		return &jsonProgress{w: a.io.Stderr}
+	}
 	if mode == "tty" || (mode == "auto" && a.stderrIsTerminal()) {
 		return newLiveProgress(a.io.Stderr, cfg)
 	}
@@ -37,6 +41,36 @@ type noProgress struct{}
 
 func (noProgress) update(loadgen.Progress) {}
 func (noProgress) stop()                   {}
+
+// jsonProgress prints every progress report as one line of JSON (for a program watching the
+// run: mcpspec ui draws its charts from them). Durations are in milliseconds.
+type jsonProgress struct{ w io.Writer }
+
+// progressJSON is one line of --progress json.
+type progressJSON struct {
+	ElapsedMS float64 `json:"elapsedMs"`
+	TotalMS   float64 `json:"totalMs,omitempty"`
+	Stage     string  `json:"stage,omitempty"`
+	Requests  int64   `json:"requests"`
+	Errors    int64   `json:"errors"`
+	RPS       float64 `json:"rps"`
+	P50MS     float64 `json:"p50Ms"`
+	P99MS     float64 `json:"p99Ms"`
+	InFlight  int64   `json:"inFlight"`
+	RSSMB     float64 `json:"rssMb,omitempty"`
+}
+
+func (p *jsonProgress) update(pr loadgen.Progress) {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b, err := json.Marshal(progressJSON{ElapsedMS: ms(pr.Elapsed), TotalMS: ms(pr.Total), Stage: pr.Stage,
+		Requests: pr.Live.Requests, Errors: pr.Live.Errors, RPS: pr.Live.RPS,
+		P50MS: ms(pr.Live.RecentP50), P99MS: ms(pr.Live.RecentP99), InFlight: pr.InFlight, RSSMB: pr.RSSMB})
+	if err == nil {
+		fmt.Fprintf(p.w, "%s\n", b)
+	}
+}
+
+func (p *jsonProgress) stop() {}
 
 // plainProgress prints one line every few seconds.
 type plainProgress struct {

@@ -126,9 +126,9 @@ func (a *app) prepareLoad(ctx context.Context, cmd *cli.Command, f serverFlags, 
 		return nil, configError(fmt.Sprintf("unknown --scenario %q", cmd.String("scenario")), "use one of: "+strings.Join(loadgen.Scenarios(), ", ")+" ('mcpspec scenarios' explains them)")
 	}
 	switch lr.progress {
-	case "auto", "tty", "plain", "off":
+	case "auto", "tty", "plain", "json", "off":
 	default:
-		return nil, configError(fmt.Sprintf("unknown --progress %q", lr.progress), "use auto, tty, plain or off")
+		return nil, configError(fmt.Sprintf("unknown --progress %q", lr.progress), "use auto, tty, plain, json or off")
 	}
 	var err error
 	if cfg.Rate, err = parseRate(cmd.String("rate")); err != nil {
