@@ -47,7 +47,7 @@ func (a *app) ui(ctx context.Context, cmd *cli.Command) error {
 	srv, err := ui.New(ui.Options{
 		Addr: cmd.String("addr"), AllowRemote: cmd.Bool("allow-remote"), Dir: dir, AllowFile: cmd.String("allow"),
 		Executable: a.io.Executable, TempDir: a.io.TempDir, Log: a.io.Stderr,
-		Exec: a.execVerb,
+		Exec: a.execVerb, History: uiHistory{dir: dir},
 	})
 	if err != nil {
 		var ae *ui.AddrError
