@@ -107,7 +107,8 @@ func (c *Conn) ShutdownStage() string {
 }
 
 // Send queues frame as one line on the child's stdin; see [linestream.Writer.WriteFrame].
-// It returns [transport.ErrClosed] after Close.
+// It returns [transport.ErrClosed] after Close. A write that fails because the child died
+// returns, once the child is reaped, its *[transport.ExitError] (wrapped), as Recv does.
 func (c *Conn) Send(ctx context.Context, frame []byte) error {
 	if c.closed.Load() {
 		return transport.ErrClosed
