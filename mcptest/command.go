@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Exit codes of [RunCommand], matching mcpspec's (see the README's exit codes).
@@ -25,6 +26,9 @@ type cmdFlags struct {
 	o                            Options
 	transport, addr, era         *string
 	allowRemote, verbose, sloppy *bool
+	// crashLinger and crashExit shape how a simulated crash ends the stdio command.
+	crashLinger *time.Duration
+	crashExit   *int
 }
 
 // newFlagSet defines [RunCommand]'s flags on a new flag set that reports nothing itself.
@@ -44,6 +48,8 @@ func newFlagSet() (*flag.FlagSet, *cmdFlags) {
 	fs.BoolVar(&o.HangWhenConcurrent, "hang-when-concurrent", false, "deadlock once two tools/calls overlap")
 	fs.Float64Var(&o.CrashRate, "crash-rate", 0, "fraction of tools/calls on which the server crashes (exit 1)")
 	fs.StringVar(&o.Seed, "seed", "", "seed for --crash-rate")
+	c.crashLinger = fs.Duration("crash-linger", 0, "stdio: after a simulated crash has closed stdin and stdout, live on for `D` before exiting (a dead server that a loaded machine has not reaped yet)")
+	c.crashExit = fs.Int("crash-exit", ExitCrashed, "stdio: the exit status of a simulated crash (0: the server shuts down in order mid-run)")
 	fs.IntVar(&o.LeakKBPerCall, "leak-kb", 0, "KiB allocated and retained per tools/call")
 	fs.IntVar(&o.MalformedEvery, "malformed-every", 0, "write every Nth tools/call response as truncated JSON")
 	fs.DurationVar(&o.Delay.Fixed, "delay", 0, "delay every tools/call answer by D")
@@ -112,7 +118,8 @@ func CommandFlags() *flag.FlagSet {
 //   - --transport tcp: newline-delimited JSON-RPC over TCP, printing tcp://127.0.0.1:43211.
 //
 // Network transports serve until ctx ends. A simulated crash (--crash-rate) ends the command
-// with [ExitCrashed] at once. Diagnostics go to stderr. A non-loopback --addr is refused unless
+// with [ExitCrashed] at once; over stdio, --crash-linger delays that exit after the pipes are
+// closed and --crash-exit changes its status. Diagnostics go to stderr. A non-loopback --addr is refused unless
 // --allow-remote is given.
 func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, c := newFlagSet()
@@ -170,6 +177,21 @@ func RunCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	switch *transport {
 	case "stdio":
 		err := ServeStdio(ctx, stdin, stdout, o)
+		if !errors.Is(err, ErrCrashed) {
+			return exitCode(stderr, err)
+		}
+		if *c.crashLinger > 0 {
+			t := time.NewTimer(*c.crashLinger)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+		}
+		if *c.crashExit != ExitCrashed {
+			fmt.Fprintln(stderr, "testserver: simulated crash, exit", *c.crashExit)
+			return *c.crashExit
+		}
 		return exitCode(stderr, err)
 	case "http", "sse", "ws", "tcp":
 	default:

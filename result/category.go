@@ -8,7 +8,8 @@ type Category string
 // The fault taxonomy, in precedence order: when several apply, the earlier one wins for the
 // terminal event (a hang that ends in a crash is a Crash).
 const (
-	// Crash: the server process exited during the call.
+	// Crash: the server process exited during the call (a signal, a non-zero status, or a
+	// crash report on stderr).
 	Crash Category = "Crash"
 	// Deadlock: no response within the hang threshold plus the grace period.
 	Deadlock Category = "Deadlock"
@@ -16,7 +17,8 @@ const (
 	Hang Category = "Hang"
 	// Timeout: the client's own deadline for the request passed.
 	Timeout Category = "Timeout"
-	// Disconnected: the transport closed mid-call (EOF, reset, HTTP connection failure).
+	// Disconnected: the transport closed mid-call (EOF, reset, HTTP connection failure), or
+	// the server process exited in order (status 0, no crash report).
 	Disconnected Category = "Disconnected"
 	// Malformed: the response was not valid JSON, not UTF-8, truncated or over the size limit.
 	Malformed Category = "Malformed"

@@ -11,10 +11,15 @@ import (
 	"github.com/mcpspec/mcpspec/session/transport"
 )
 
-// classifyConnErr classifies the terminal error of a connection (Recv, Dial or Send).
+// classifyConnErr classifies the terminal error of a connection (Recv, Dial or Send). A
+// server process that exited is a Crash, unless it ended in order (exit status 0, no signal,
+// no crash report on stderr): that server left, it did not crash, so it is Disconnected.
 func classifyConnErr(err error, conn transport.Conn) *Error {
 	var exit *transport.ExitError
 	if errors.As(err, &exit) {
+		if exit.Orderly() {
+			return &Error{Category: Disconnected, Message: exit.Error() + ": the server shut down while the connection was open", Err: err}
+		}
 		e := &Error{Category: Crash, Message: exit.Error(), Err: err}
 		path, tail := exit.StderrPath, exit.StderrTail
 		if p, ok := conn.(transport.Process); ok {

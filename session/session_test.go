@@ -313,6 +313,22 @@ func TestFaultCategories(t *testing.T) {
 			answer: func(f *fake, _ msg) { _ = f.end.Close() },
 			want:   Disconnected,
 		},
+		{
+			// An orderly exit mid-call (status 0, nothing on stderr) is the server leaving.
+			name:   "clean exit is disconnected",
+			answer: func(f *fake, _ msg) { f.end.Fail(&transport.ExitError{Code: 0}) },
+			want:   Disconnected,
+		},
+		{
+			name:   "exit 0 with a crash report is a crash",
+			answer: func(f *fake, _ msg) { f.end.Fail(&transport.ExitError{Code: 0, StderrTail: "panic: boom\n"}) },
+			want:   Crash,
+		},
+		{
+			name:   "exit 1 is a crash",
+			answer: func(f *fake, _ msg) { f.end.Fail(&transport.ExitError{Code: 1}) },
+			want:   Crash,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

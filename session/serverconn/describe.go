@@ -203,6 +203,9 @@ func (op *Opener) describe(err error, phase string, limit time.Duration, setting
 		e.Msg = fmt.Sprintf("interrupted during %s", phase)
 	case errors.As(err, &exitErr):
 		e.Category = session.Crash
+		if exitErr.Orderly() {
+			e.Category = session.Disconnected // it left in order (exit 0): no crash
+		}
 		if exitErr.Signal != "" {
 			e.Msg = fmt.Sprintf("%s was killed by signal %q during %s", subject, exitErr.Signal, phase)
 		} else {

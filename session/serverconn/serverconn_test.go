@@ -264,6 +264,8 @@ func TestDescribe(t *testing.T) {
 	}{
 		{"exit", stdio, &transport.ExitError{Code: 2, StderrTail: "boom\n"}, session.Crash,
 			`^the server exited with code 2 during tools/call "x"$`, `boom`},
+		{"orderly exit", stdio, &transport.ExitError{Code: 0, StderrTail: "bye\n"}, session.Disconnected,
+			`^the server exited with code 0 during tools/call "x"$`, `bye`},
 		{"signal", stdio, &transport.ExitError{Code: -1, Signal: "killed"}, session.Crash,
 			`^the server was killed by signal "killed"`, `run the command by hand`},
 		{"not installed", stdio, &exec.Error{Name: "srv", Err: exec.ErrNotFound}, session.Disconnected,

@@ -18,3 +18,10 @@ func HasCrashReport(stderr string) bool { return crashReports.MatchString(stderr
 func (e *ExitError) Crashed() bool {
 	return e.Signal != "" || e.Code >= 2 || HasCrashReport(e.StderrTail)
 }
+
+// Orderly reports whether the process ended in order: exit status 0, no signal, no crash
+// report in its last stderr lines. A server that exits so while a call waits left; it did not
+// crash (the session layer calls it Disconnected, not Crash).
+func (e *ExitError) Orderly() bool {
+	return e.Code == 0 && e.Signal == "" && !HasCrashReport(e.StderrTail)
+}

@@ -20,3 +20,21 @@ func TestExitErrorCrashed(t *testing.T) {
 		}
 	}
 }
+
+func TestExitErrorOrderly(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  ExitError
+		want bool
+	}{
+		{"clean exit", ExitError{Code: 0}, true},
+		{"clean exit with a log line", ExitError{Code: 0, StderrTail: "shutting down\n"}, true},
+		{"exit 0 after a panic report", ExitError{Code: 0, StderrTail: "panic: boom\n"}, false},
+		{"status 1", ExitError{Code: 1}, false},
+		{"signal", ExitError{Code: -1, Signal: "killed"}, false},
+	} {
+		if got := c.err.Orderly(); got != c.want {
+			t.Errorf("%s: Orderly() = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

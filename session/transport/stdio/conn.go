@@ -72,6 +72,7 @@ type Conn struct {
 	watched       chan struct{} // closed when watch returns
 
 	stdoutEnded     atomic.Bool // Recv reached the end of stdout
+	sendWaited      atomic.Bool // a failed Send waited for the child's exit in vain
 	closeStdoutOnce sync.Once
 
 	closing   chan struct{} // closed when Close begins
@@ -107,7 +108,8 @@ func (c *Conn) ShutdownStage() string {
 }
 
 // Send queues frame as one line on the child's stdin; see [linestream.Writer.WriteFrame].
-// It returns [transport.ErrClosed] after Close.
+// It returns [transport.ErrClosed] after Close. A write that fails because the child died
+// returns, once the child is reaped, its *[transport.ExitError] (wrapped), as Recv does.
 func (c *Conn) Send(ctx context.Context, frame []byte) error {
 	if c.closed.Load() {
 		return transport.ErrClosed
@@ -116,7 +118,11 @@ func (c *Conn) Send(ctx context.Context, frame []byte) error {
 		if c.closed.Load() {
 			return transport.ErrClosed
 		}
-		return fmt.Errorf("stdio: send to %s: %w", c.name, err)
+		err = fmt.Errorf("stdio: send to %s: %w", c.name, err)
+		if ctx.Err() != nil || errors.Is(err, linestream.ErrWriterStuck) {
+			return err
+		}
+		return c.sendEnded(ctx, err)
 	}
 	return nil
 }
@@ -138,6 +144,31 @@ func (c *Conn) CloseWrite(ctx context.Context) error {
 		return fmt.Errorf("stdio: close the input of %s: %w", c.name, err)
 	}
 	return nil
+}
+
+// sendEnded turns a write that failed (a broken pipe: the child closed its stdin, most often
+// by dying) into the child's exit, like the end of stdout in [Conn.ended]: it waits for the
+// child to be reaped, up to exitWait (or Grace, if longer), the end of ctx, or Close. So a
+// call sent between the child's death and its reaping meets the same *[transport.ExitError]
+// as the calls in flight, however slowly a loaded machine reaps it. The wait is made once: a
+// child that closed its stdin and keeps running fails later sends at once with writeErr.
+func (c *Conn) sendEnded(ctx context.Context, writeErr error) error {
+	if c.sendWaited.Load() && !waitChan(c.exited, 0) {
+		return writeErr
+	}
+	t := time.NewTimer(max(c.grace, exitWait))
+	defer t.Stop()
+	select {
+	case <-c.exited:
+	case <-ctx.Done():
+		return writeErr
+	case <-c.closing:
+		return transport.ErrClosed
+	case <-t.C:
+		c.sendWaited.Store(true)
+		return writeErr
+	}
+	return fmt.Errorf("stdio: send to %s: %w", c.name, c.exitError())
 }
 
 // Recv returns the next line from the child's stdout. When stdout ends because the child
@@ -182,8 +213,14 @@ func (c *Conn) ended(readErr error) error {
 		}
 		return fmt.Errorf("stdio: server %s closed its stdout but is still running: %w", c.name, readErr)
 	}
-	// Give the drainer a moment to catch the last stderr lines.
-	t.Reset(tailWait)
+	return c.exitError()
+}
+
+// exitError describes the child's exit; call it once c.exited is closed. It gives the drainer
+// a moment (tailWait) to catch the last stderr lines.
+func (c *Conn) exitError() *transport.ExitError {
+	t := time.NewTimer(tailWait)
+	defer t.Stop()
 	select {
 	case <-c.drained:
 	case <-c.closing:

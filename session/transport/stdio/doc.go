@@ -5,7 +5,9 @@
 // its stderr continuously into an optional file (bounded: its first [StderrHead] bytes and last
 // [StderrTail] or so, mode 0600) and a ring buffer of the last lines, and returns a [Conn]. A
 // child that dies while the connection is open makes Recv return a *[transport.ExitError]
-// carrying its exit code or signal and the end of its stderr. Close shuts the server down
+// carrying its exit code or signal and the end of its stderr; so does a Send that meets the
+// broken pipe, once the child is reaped (both wait for the reaping, bounded, however late a
+// loaded machine does it). Close shuts the server down
 // politely, then firmly: close stdin, wait Grace (1s), SIGTERM the whole tree, wait TermGrace
 // (0.5s), SIGKILL the whole tree; closing [Command.Abort] skips the waits.
 //

@@ -59,6 +59,7 @@ func fakeServer(script ...string) Command {
 //	                leaves our session and group and loses us as its parent; print {"grandchild":PID}
 //	bare-setsid     start `sleep 300` in a session of its own with an empty environment (only
 //	                its parent links it to us); print {"grandchild":PID}
+//	close-stdio     close stdin and stdout (the process lives on: a crash not yet reaped)
 //	sleep:DUR       sleep
 //	exit:N          exit with code N
 //	kill-self       die by SIGKILL
@@ -137,6 +138,10 @@ func fake(script []string) {
 				os.Exit(99)
 			}
 			fmt.Fprintf(out, "{\"grandchild\":%d}\n", cmd.Process.Pid)
+		case "close-stdio":
+			out.Flush()
+			os.Stdin.Close()
+			os.Stdout.Close()
 		case "sleep":
 			out.Flush()
 			d, _ := time.ParseDuration(arg)

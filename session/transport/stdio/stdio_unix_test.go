@@ -379,6 +379,40 @@ func TestSendToDeadChild(t *testing.T) {
 	}
 }
 
+// TestSendWhileExitUnreaped: the child closes its pipes and exits only later, as a crashed
+// server looks while a loaded machine has not reaped it yet. A Send failing on the broken pipe
+// in between reports the exit, as Recv does, not a bare write error (which the session would
+// count as Disconnected); an orderly exit comes back as its status 0 all the same.
+func TestSendWhileExitUnreaped(t *testing.T) {
+	for _, code := range []int{3, 0} {
+		t.Run(fmt.Sprint("exit ", code), func(t *testing.T) {
+			c := start(t, fakeServer("print:{}", "close-stdio", "sleep:300ms", fmt.Sprint("exit:", code)))
+			if got := recvData(t, c); got != "{}" {
+				t.Fatalf("frame = %q", got)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var err error
+			for err == nil && ctx.Err() == nil { // frames queue until the broken pipe is seen
+				if err = c.Send(ctx, []byte("{}")); err == nil {
+					err = c.w.Flush(ctx)
+					if err == nil {
+						continue
+					}
+					err = c.Send(ctx, []byte("{}"))
+				}
+			}
+			var ee *transport.ExitError
+			if !errors.As(err, &ee) || ee.Code != code {
+				t.Fatalf("Send while the child's exit is unreaped = %v, want exit code %d", err, code)
+			}
+			if _, rerr := c.Recv(); !errors.As(rerr, &ee) || ee.Code != code {
+				t.Errorf("Recv = %v, want exit code %d", rerr, code)
+			}
+		})
+	}
+}
+
 // alive reports whether pid runs (a zombie counts as dead).
 func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil {
