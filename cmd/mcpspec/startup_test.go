@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -156,10 +155,7 @@ func startup(b *testing.B, args ...string) (firstByte, cpu time.Duration, maxRSS
 	if err := cmd.Wait(); err != nil {
 		b.Fatalf("mcpspec %v: %v", args, err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		maxRSSKB = ru.Maxrss
-	}
-	return firstByte, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), maxRSSKB
+	return firstByte, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), maxRSS(cmd.ProcessState)
 }
 
 // BenchmarkStartup is the time from starting mcpspec to the first byte on its stdout
