@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -296,12 +297,12 @@ type exprChecker struct {
 }
 
 // exprTemplateRE matches a {{name}} variable reference written inside an expression.
-var exprTemplateRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}`)
+var exprTemplateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}`) })
 
 // templateInExpr explains a {{name}} reference inside an expression: expressions are compiled
 // once when the file loads, so such a reference would be compared as literal text.
 func templateInExpr(src string) error {
-	m := exprTemplateRE.FindStringSubmatch(src)
+	m := exprTemplateRE().FindStringSubmatch(src)
 	if m == nil {
 		return nil
 	}
@@ -310,7 +311,7 @@ func templateInExpr(src string) error {
 	case strings.HasPrefix(name, "secret.") || strings.HasPrefix(name, "env."):
 		return fmt.Errorf("%s is not expanded inside an expression, and the process environment is not visible to one: "+
 			"check it with an equals, contains or matches assertion instead", m[0])
-	case exprIdentRE.MatchString(name):
+	case exprIdentRE().MatchString(name):
 		return fmt.Errorf("%s is not expanded inside an expression: write vars.%s", m[0], name)
 	default:
 		return fmt.Errorf("%s is not expanded inside an expression: write vars[%q]", m[0], name)
@@ -318,7 +319,7 @@ func templateInExpr(src string) error {
 }
 
 // exprIdentRE matches a name usable after "vars.".
-var exprIdentRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var exprIdentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 func compileExpr(spec *Spec, opts *CompileOptions) (Checker, error) {
 	if err := templateInExpr(spec.Expr); err != nil {

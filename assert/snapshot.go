@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/result"
@@ -17,11 +18,11 @@ import (
 )
 
 // snapshotName is what a snapshot file may be called (no separators, no dot-files).
-var snapshotName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+var snapshotName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`) })
 
 // snapshotTemplate matches a variable reference in a snapshot name, so the name's literal parts
 // can be checked when the collection loads.
-var snapshotTemplate = regexp.MustCompile(`\{\{[^{}]*\}\}`)
+var snapshotTemplate = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{[^{}]*\}\}`) })
 
 type snapshotChecker struct {
 	path *Path
@@ -36,7 +37,7 @@ func compileSnapshot(spec *Spec, opts *CompileOptions) (Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !snapshotName.MatchString(snapshotTemplate.ReplaceAllString(spec.Name, "x")) {
+	if !snapshotName().MatchString(snapshotTemplate().ReplaceAllString(spec.Name, "x")) {
 		return nil, fieldErr("name", "snapshot name %q must be letters, digits, '_', '-', '.' (no path), and {{variables}}", spec.Name)
 	}
 	if opts.SnapshotDir == "" {
@@ -67,7 +68,7 @@ func (c *snapshotChecker) fileFor(s *Subject) (string, *result.Failure) {
 	if !ok {
 		name = fmt.Sprint(v)
 	}
-	if !snapshotName.MatchString(name) {
+	if !snapshotName().MatchString(name) {
 		return "", failure("snapshot", label(c.path, "$"), "", "", "snapshot name %q expands to %q, which is not letters, digits, '_', '-', '.' (no path)", c.name, name)
 	}
 	return filepath.Join(c.dir, name+".json"), nil

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpspec/mcpspec/assert"
 )
@@ -35,7 +36,7 @@ type DataRow struct {
 }
 
 // dataNameRE is what a column (a variable) may be called.
-var dataNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-]*$`)
+var dataNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-]*$`) })
 
 // ReadData reads a data file: CSV (a header row naming the variables, then one row per
 // iteration) or JSON (an array of objects), told apart by the name's extension (.csv, .json)
@@ -84,7 +85,7 @@ func readCSVData(data []byte) ([]DataRow, error) {
 	for i, h := range header {
 		h = strings.TrimSpace(h)
 		header[i] = h
-		if !dataNameRE.MatchString(h) {
+		if !dataNameRE().MatchString(h) {
 			return nil, fmt.Errorf("header column %d: %q is not a variable name (letters, digits, _ and -, not starting with a digit)", i+1, h)
 		}
 		if seen[h] {
@@ -148,7 +149,7 @@ func readJSONData(data []byte) ([]DataRow, error) {
 			return nil, fmt.Errorf("row %d is not a JSON object", i+1)
 		}
 		for k, v := range m {
-			if !dataNameRE.MatchString(k) {
+			if !dataNameRE().MatchString(k) {
 				return nil, fmt.Errorf("row %d: %q is not a variable name", i+1, k)
 			}
 			nv, err := jsonNumbers(v, 1)

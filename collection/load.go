@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -289,7 +290,7 @@ var yamlParserProblems = map[string]bool{
 }
 
 // yamlLineRE finds the line number in yaml.v3's error messages.
-var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
 
 // Parse validates a collection held in memory. See the package documentation for the order of
 // checks; every problem found is returned in one [ErrorList].
@@ -389,7 +390,7 @@ func (l *Loader) parseDocument(name string, data []byte) (*yaml.Node, error) {
 			return fail(Pos{}, emptyHint, "collection is empty")
 		}
 		line, msg := 0, err.Error()
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 			if yamlParserProblems[msg] {
@@ -457,7 +458,9 @@ func binaryAt(data []byte) (Pos, bool) {
 // tabIndent reports whether line (1-based) of data starts its indentation with a tab, and the
 // column of that tab.
 // flowPathRE finds an unquoted JSONPath value ($. or $[) after a key in a flow mapping.
-var flowPathRE = regexp.MustCompile(`[{,]\s*[A-Za-z_][\w-]*:\s+(\$[.\[][^\s,}]*(?:\[[^\]]*\][^\s,}]*)*)`)
+var flowPathRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[{,]\s*[A-Za-z_][\w-]*:\s+(\$[.\[][^\s,}]*(?:\[[^\]]*\][^\s,}]*)*)`)
+})
 
 // unquotedFlowPath finds, on line (from 1) of data, an unquoted JSONPath inside a flow mapping
 // ({path: $.content[0].text}), whose brackets and commas YAML takes for its own syntax. It
@@ -470,7 +473,7 @@ func unquotedFlowPath(data []byte, line int) (int, string, bool) {
 	if len(lines) < line {
 		return 0, "", false
 	}
-	m := flowPathRE.FindSubmatchIndex(lines[line-1])
+	m := flowPathRE().FindSubmatchIndex(lines[line-1])
 	if m == nil {
 		return 0, "", false
 	}

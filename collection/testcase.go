@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -34,10 +35,10 @@ var stepTypes = map[string]string{
 var listKinds = []string{"tools", "resources", "prompts", "templates"}
 
 // idRE is what an explicit test id may look like.
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]*$`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]*$`) })
 
 // varNameRE is what an extracted variable may be called.
-var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-]*$`)
+var varNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-]*$`) })
 
 // decodeTests reads the tests list.
 func (d *decoder) decodeTests(n *yaml.Node, c *Collection) {
@@ -61,11 +62,11 @@ func (d *decoder) decodeTests(n *yaml.Node, c *Collection) {
 }
 
 // slugRE matches runs of characters not allowed in a derived id.
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+var slugRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9]+`) })
 
 // slug derives an id from a test name: "Get user #1" → "get-user-1".
 func slug(name string) string {
-	s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	s := strings.Trim(slugRE().ReplaceAllString(strings.ToLower(name), "-"), "-")
 	if len(s) > 64 {
 		s = strings.Trim(s[:64], "-")
 	}
@@ -96,7 +97,7 @@ func (d *decoder) decodeTest(n *yaml.Node, index int, c *Collection) *Test {
 	}
 	if f, ok := fs["id"]; ok {
 		if id, ok := d.nonEmpty(f.val, what+" id"); ok {
-			if !idRE.MatchString(id) {
+			if !idRE().MatchString(id) {
 				d.errf(f.val, "use letters, digits, '-', '_' and '.'", "%s: invalid id %q", what, id)
 			}
 			t.ID, t.idGiven = id, true
@@ -565,7 +566,7 @@ func (d *decoder) decodeExtract(n *yaml.Node, what string) []*Extract {
 			continue
 		}
 		if name, ok := d.nonEmpty(nf.val, "extract name"); ok {
-			if !varNameRE.MatchString(name) {
+			if !varNameRE().MatchString(name) {
 				d.errf(nf.val, "", "%s: invalid variable name %q", what, name)
 			}
 			if seen[name] {

@@ -13,13 +13,13 @@ import (
 
 // templateRE matches one variable reference: {{name}}, {{ name }}, {{env.NAME}}, {{secret.NAME}}.
 // A backslash before the braces (\{{) keeps them literal.
-var templateRE = regexp.MustCompile(`\\?\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}`)
+var templateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\?\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}`) })
 
 // wholeRE matches a string that is exactly one reference.
-var wholeRE = regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}$`)
+var wholeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_.\-]*)\s*\}\}$`) })
 
 // refRE matches a reference without the escaping backslash, for [EscapeTemplate].
-var refRE = regexp.MustCompile(`\{\{\s*[A-Za-z_][A-Za-z0-9_.\-]*\s*\}\}`)
+var refRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*[A-Za-z_][A-Za-z0-9_.\-]*\s*\}\}`) })
 
 // EscapeTemplate returns s written so that a collection reads it back as s itself: a backslash
 // goes before every {{name}} reference, so nothing is expanded. Text a server chose (a tool
@@ -29,7 +29,7 @@ func EscapeTemplate(s string) string {
 	if !strings.Contains(s, "{{") {
 		return s
 	}
-	return refRE.ReplaceAllStringFunc(s, func(m string) string { return `\` + m })
+	return refRE().ReplaceAllStringFunc(s, func(m string) string { return `\` + m })
 }
 
 // Unescape returns s with the backslash of each escaped reference (\{{name}}) removed and every
@@ -38,7 +38,7 @@ func Unescape(s string) string {
 	if !strings.Contains(s, `\{{`) {
 		return s
 	}
-	return templateRE.ReplaceAllStringFunc(s, func(m string) string {
+	return templateRE().ReplaceAllStringFunc(s, func(m string) string {
 		return strings.TrimPrefix(m, `\`)
 	})
 }
@@ -57,7 +57,7 @@ func References(s string) []string {
 	}
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range templateRE.FindAllStringSubmatch(s, -1) {
+	for _, m := range templateRE().FindAllStringSubmatch(s, -1) {
 		if strings.HasPrefix(m[0], `\`) || seen[m[1]] {
 			continue
 		}
@@ -180,11 +180,11 @@ func (v *Vars) ExpandString(s string) (string, error) {
 		return s, nil
 	}
 	var err error
-	out := templateRE.ReplaceAllStringFunc(s, func(m string) string {
+	out := templateRE().ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasPrefix(m, `\`) {
 			return m[1:]
 		}
-		name := templateRE.FindStringSubmatch(m)[1]
+		name := templateRE().FindStringSubmatch(m)[1]
 		val, ok := v.Lookup(name)
 		if !ok {
 			if err == nil {
@@ -202,7 +202,7 @@ func (v *Vars) ExpandString(s string) (string, error) {
 func (v *Vars) Expand(x any) (any, error) {
 	switch t := x.(type) {
 	case string:
-		if m := wholeRE.FindStringSubmatch(t); m != nil {
+		if m := wholeRE().FindStringSubmatch(t); m != nil {
 			val, ok := v.Lookup(m[1])
 			if !ok {
 				return nil, &UndefinedError{Name: m[1]}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // resource is one static resource.
@@ -27,7 +28,7 @@ const pixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYP
 // ItemTemplate is the URI template of the item resources; id is [A-Za-z0-9_-]{1,64}.
 const ItemTemplate = "mcptest://items/{id}"
 
-var itemURI = regexp.MustCompile(`^mcptest://items/([A-Za-z0-9_-]{1,64})$`)
+var itemURI = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^mcptest://items/([A-Za-z0-9_-]{1,64})$`) })
 
 func resources() []*resource {
 	return []*resource{
@@ -80,7 +81,7 @@ func (b *Backend) lookupResource(uri string) (map[string]any, bool) {
 		}
 		return entry, true
 	}
-	if m := itemURI.FindStringSubmatch(uri); m != nil {
+	if m := itemURI().FindStringSubmatch(uri); m != nil {
 		body, _ := json.Marshal(map[string]string{"id": m[1], "name": "item " + m[1]})
 		return map[string]any{"uri": uri, "mimeType": "application/json", "text": string(body)}, true
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpspec/mcpspec/session"
@@ -217,8 +218,12 @@ func baseArgs(props map[string]map[string]any, req []string) map[string]any {
 	return args
 }
 
-var pathParam = regexp.MustCompile(`(?i)^(path|paths|file|filename|file_?path|filepath|dir|directory|folder|src|source|dest|destination|target|location|uri|url)$|path$|file$`)
-var evalParam = regexp.MustCompile(`(?i)^(expr|expression|formula|code|command|cmd|script|query|sql|template|pattern|regex|js|javascript|python|program)$`)
+var pathParam = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(path|paths|file|filename|file_?path|filepath|dir|directory|folder|src|source|dest|destination|target|location|uri|url)$|path$|file$`)
+})
+var evalParam = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(expr|expression|formula|code|command|cmd|script|query|sql|template|pattern|regex|js|javascript|python|program)$`)
+})
 
 // The evaluation payloads and the values that prove evaluation.
 const (
@@ -272,7 +277,7 @@ func toolProbes(it *item, sb *Sandbox) []Probe {
 		if typeOf(props[n]) != "string" || props[n]["enum"] != nil {
 			continue
 		}
-		if pathParam.MatchString(n) && sb != nil && !paths {
+		if pathParam().MatchString(n) && sb != nil && !paths {
 			paths = true
 			rel := "../" + pathBase(sb.CanaryPath)
 			add(RulePathTraversal, n+" = ../<canary> (outside the working directory)", with(n, rel), sb.CanaryNonce, n)
@@ -291,7 +296,7 @@ func toolProbes(it *item, sb *Sandbox) []Probe {
 				add(RulePathTraversal, n+` = <root>/..\<root>_x\<canary> (mixed separators)`, with(n, c.Root+`/..\`+sib+`\`+CanaryFile), sb.CanaryNonce, n)
 			}
 		}
-		if !exec && !evalParam.MatchString(n) && strs < 3 {
+		if !exec && !evalParam().MatchString(n) && strs < 3 {
 			a, b := strings.ToUpper(nonce(3)), strings.ToUpper(nonce(3))
 			add(RuleInjection, n+" = template expressions {{1337*7331}} …", with(n, templatePayload), templateProof, n)
 			add(RuleInjection, n+" = shell substitutions $(printf %s%s A B) …",
@@ -477,7 +482,9 @@ func outputText(res *session.ToolResult, err error) string {
 }
 
 // stackTrace matches stack traces of common runtimes.
-var stackTrace = regexp.MustCompile(`(?m)(^\s+at [\w$.<>\[\] ]+ \(?(/|[A-Za-z]:\\|file://|node:)[^)\n]+:\d+:\d+\)?$|Traceback \(most recent call last\)|^goroutine \d+ \[[a-z ]+\]:|^\s+at [\w.$]+\([\w]+\.java:\d+\)|^\s+at [\w.]+\(.*\) in .+:line \d+|panic: .+\n\ngoroutine)`)
+var stackTrace = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)(^\s+at [\w$.<>\[\] ]+ \(?(/|[A-Za-z]:\\|file://|node:)[^)\n]+:\d+:\d+\)?$|Traceback \(most recent call last\)|^goroutine \d+ \[[a-z ]+\]:|^\s+at [\w.$]+\([\w]+\.java:\d+\)|^\s+at [\w.]+\(.*\) in .+:line \d+|panic: .+\n\ngoroutine)`)
+})
 
 // disclosure looks for the env canary, known token formats and stack traces in an output.
 func disclosure(subj Subject, p Probe, text string, sb *Sandbox) []Finding {
@@ -490,7 +497,7 @@ func disclosure(subj Subject, p Probe, text string, sb *Sandbox) []Finding {
 				Signals:  []Signal{{Kind: "env-canary", Text: sb.EnvName}}}}
 		}
 	}
-	if loc := stackTrace.FindStringIndex(text); loc != nil {
+	if loc := stackTrace().FindStringIndex(text); loc != nil {
 		return []Finding{{RuleID: r.ID, Severity: r.Severity, Confidence: Firm, Subject: subj, Fix: r.Fix,
 			Message:  fmt.Sprintf("the output of %s contains a stack trace", p.What),
 			Evidence: evidence("/output", text, loc[0], loc[1], ""),

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -97,16 +98,22 @@ func isTrue(b *bool) bool  { return b != nil && *b }
 func isFalse(b *bool) bool { return b != nil && !*b }
 
 // readOnlyClaim matches descriptions that insist they only read, which outweighs a verb.
-var readOnlyClaim = regexp.MustCompile(`(?i)\bread[- ]only\b|\b(does not|doesn't|never|without) (modify|modifying|change|changing|write|writing|alter|altering)\b`)
+var readOnlyClaim = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bread[- ]only\b|\b(does not|doesn't|never|without) (modify|modifying|change|changing|write|writing|alter|altering)\b`)
+})
 
 // mutatingOpening matches a description whose first sentence says the tool changes state.
-var mutatingOpening = regexp.MustCompile(`(?i)^\s*(permanently\s+)?(deletes?|removes?|drops?|destroys?|purges?|erases?|wipes?|truncates?|kills?|overwrites?|writes?|sends?|posts?|publishes?|uploads?|executes?|runs?\s+(a\s+|an\s+|the\s+)?(shell|bash|system|arbitrary)?\s*(commands?|scripts?|code)|modifies|modify|transfers?|pays?)\b`)
+var mutatingOpening = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\s*(permanently\s+)?(deletes?|removes?|drops?|destroys?|purges?|erases?|wipes?|truncates?|kills?|overwrites?|writes?|sends?|posts?|publishes?|uploads?|executes?|runs?\s+(a\s+|an\s+|the\s+)?(shell|bash|system|arbitrary)?\s*(commands?|scripts?|code)|modifies|modify|transfers?|pays?)\b`)
+})
 
 // execName matches tool-name words that mean execution.
 var execName = []string{"exec", "execute", "eval", "evaluate", "shell", "bash", "terminal", "cmd", "repl", "interpreter"}
 
 // execText matches descriptions of executing code or commands.
-var execText = regexp.MustCompile(`(?i)\b(execut(e|es|ing|ion)|run(s|ning)?|eval(uate|uates)?|spawn(s)?)\b[^.\n]{0,40}?\b(shell|bash|terminal|system|arbitrary|javascript|js|python|ruby|node|code|commands?|scripts?|programs?|binar(y|ies)|processes)\b`)
+var execText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(execut(e|es|ing|ion)|run(s|ning)?|eval(uate|uates)?|spawn(s)?)\b[^.\n]{0,40}?\b(shell|bash|terminal|system|arbitrary|javascript|js|python|ruby|node|code|commands?|scripts?|programs?|binar(y|ies)|processes)\b`)
+})
 
 // execParams are parameter names that carry code when the tool executes.
 var execParams = []string{"command", "cmd", "code", "script", "shell", "program", "expression", "js", "javascript", "python"}
@@ -117,8 +124,8 @@ func agencyFindings(it *item) []Finding {
 	name, desc := it.subject.Name, it.str("description")
 	a := toolAnnotations(it)
 	verb, class := nameVerb(name)
-	opening := mutatingOpening.FindString(desc)
-	claimsRO := readOnlyClaim.MatchString(desc)
+	opening := mutatingOpening().FindString(desc)
+	claimsRO := readOnlyClaim().MatchString(desc)
 
 	if isTrue(a.readOnly) {
 		var sigs []Signal
@@ -129,7 +136,7 @@ func agencyFindings(it *item) []Finding {
 			sigs = append(sigs, Signal{Kind: "mutating-description", Text: strings.TrimSpace(opening), Pointer: "/description", Start: 0, End: len(opening)})
 		}
 		if !claimsRO {
-			if loc := execText.FindStringIndex(desc); loc != nil && opening == "" {
+			if loc := execText().FindStringIndex(desc); loc != nil && opening == "" {
 				sigs = append(sigs, Signal{Kind: "executes", Text: desc[loc[0]:loc[1]], Pointer: "/description", Start: loc[0], End: loc[1]})
 			}
 		}
@@ -176,7 +183,7 @@ func execFinding(it *item, desc string) *Finding {
 			break
 		}
 	}
-	if loc := execText.FindStringIndex(desc); loc != nil {
+	if loc := execText().FindStringIndex(desc); loc != nil {
 		sigs = append(sigs, Signal{Kind: "exec-description", Text: desc[loc[0]:loc[1]], Pointer: "/description", Start: loc[0], End: loc[1]})
 	}
 	if len(sigs) > 0 {

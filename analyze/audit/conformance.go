@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mcpspec/mcpspec/assert"
 )
 
 // toolNameRE is the 2025-11-25 tool-name rule: 1–128 characters of A–Z a–z 0–9 _ - .
-var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+var toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`) })
 
 // conformanceFindings checks names, uniqueness and schemas.
 func conformanceFindings(ctx context.Context, its []*item) ([]Finding, error) {
@@ -42,7 +43,7 @@ func conformanceFindings(ctx context.Context, its []*item) ([]Finding, error) {
 			continue
 		}
 		name, isString := it.obj()["name"].(string)
-		if !isString || !toolNameRE.MatchString(name) {
+		if !isString || !toolNameRE().MatchString(name) {
 			r, _ := RuleByID(RuleToolName)
 			f := Finding{RuleID: r.ID, Severity: r.Severity, Confidence: Certain, Subject: it.subject, Fix: r.Fix}
 			switch {
@@ -51,7 +52,7 @@ func conformanceFindings(ctx context.Context, its []*item) ([]Finding, error) {
 			case len(name) > 128:
 				f.Message = fmt.Sprintf("the name is %d bytes long (at most 128)", len(name))
 			default:
-				bad := toolNameRE.ReplaceAllString(name, "")
+				bad := toolNameRE().ReplaceAllString(name, "")
 				for i, r := range name {
 					if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", r) {
 						bad = string(r)

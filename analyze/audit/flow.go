@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -25,7 +26,9 @@ func toolsOf(its []*item) []*item {
 const rewriteNear = `(?i)(\b(when|whenever|before|after|every time|each time)\b[^.\n]{0,30}\bTOOL\b[^.\n]{0,20}\b(is |are )?(used|called|invoked|run|executed|available|present)\b|\bTOOL\b[^.\n]{0,25}\b(must|should|shall|will now|has to|needs to)\b[^.\n]{0,15}\b(always|never|also|now|instead|only|send|include|add|use|be|redirect|forward|bcc|cc)\b|\b(override|overrides|replace|replaces|redirect|redirects|modify|modifies|change|changes|hijack|intercept|intercepts|wrap|wraps)\b[^.\n]{0,30}\b(the )?(behaviou?r of |calls? to |results? of |output of )?TOOL\b|\b(do not|don't|never) (use|call|invoke|trust)\s+(the\s+)?TOOL\b[^.\n]{0,40}\b(instead|only this|use this)|\bside effect\b[^.\n]{0,60}\bTOOL\b)`
 
 // allTools matches descriptions that address every other tool at once.
-var allTools = regexp.MustCompile(`(?i)\b(all|any|every|each)\s+(other\s+)?(tools?|functions?|servers?)\b[^.\n]{0,30}\b(must|should|shall|will|need to|are required to)\b[^.\n]{0,20}\b(first|always|also|never|include|send|call|use)\b|\bbefore (calling|using|invoking) (any|every|each) (other )?(tool|function)`)
+var allTools = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(all|any|every|each)\s+(other\s+)?(tools?|functions?|servers?)\b[^.\n]{0,30}\b(must|should|shall|will|need to|are required to)\b[^.\n]{0,20}\b(first|always|also|never|include|send|call|use)\b|\bbefore (calling|using|invoking) (any|every|each) (other )?(tool|function)`)
+})
 
 // collisionFindings reports the audited server's tools whose names equal, or are confusable
 // with, a tool of another audited server.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -301,11 +302,11 @@ func ruleName(id string) string {
 	return b.String()
 }
 
-var slugRE = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var slugRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // slug makes a server name safe for an automation id.
 func slug(s string) string {
-	s = strings.Trim(slugRE.ReplaceAllString(s, "-"), "-")
+	s = strings.Trim(slugRE().ReplaceAllString(s, "-"), "-")
 	if s == "" {
 		return "server"
 	}

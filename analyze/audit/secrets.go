@@ -6,40 +6,50 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // tokenFormats are credential formats recognised with certainty.
-var tokenFormats = []struct {
+var tokenFormats = sync.OnceValue(func() []struct {
 	name string
 	re   *regexp.Regexp
-}{
-	{"private key", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|PGP|ENCRYPTED) )?PRIVATE KEY( BLOCK)?-----`)},
-	{"AWS access key id", regexp.MustCompile(`\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`)},
-	{"AWS secret access key", regexp.MustCompile(`(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}\b`)},
-	{"GitHub token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`)},
-	{"GitHub fine-grained token", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{50,255}\b`)},
-	{"GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
-	{"Slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`)},
-	{"Slack webhook", regexp.MustCompile(`https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,}`)},
-	{"Anthropic API key", regexp.MustCompile(`\bsk-ant-[a-z]+\d*-[A-Za-z0-9_-]{40,}`)},
-	{"OpenAI API key", regexp.MustCompile(`\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}|\bsk-[A-Za-z0-9]{48}\b`)},
-	{"Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
-	{"Stripe key", regexp.MustCompile(`\b(sk|rk)_(live|test)_[0-9a-zA-Z]{24,}\b`)},
-	{"SendGrid key", regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b`)},
-	{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
-	{"PyPI token", regexp.MustCompile(`\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`)},
-	{"Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{34,}\b`)},
-	{"JSON Web Token", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
-	{"password in URL", regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@"']+:(?P<t>[^/\s:@"']{6,})@`)},
-}
+} {
+	return []struct {
+		name string
+		re   *regexp.Regexp
+	}{
+		{"private key", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|PGP|ENCRYPTED) )?PRIVATE KEY( BLOCK)?-----`)},
+		{"AWS access key id", regexp.MustCompile(`\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`)},
+		{"AWS secret access key", regexp.MustCompile(`(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}\b`)},
+		{"GitHub token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,255}\b`)},
+		{"GitHub fine-grained token", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{50,255}\b`)},
+		{"GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
+		{"Slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`)},
+		{"Slack webhook", regexp.MustCompile(`https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,}`)},
+		{"Anthropic API key", regexp.MustCompile(`\bsk-ant-[a-z]+\d*-[A-Za-z0-9_-]{40,}`)},
+		{"OpenAI API key", regexp.MustCompile(`\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}|\bsk-[A-Za-z0-9]{48}\b`)},
+		{"Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+		{"Stripe key", regexp.MustCompile(`\b(sk|rk)_(live|test)_[0-9a-zA-Z]{24,}\b`)},
+		{"SendGrid key", regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b`)},
+		{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
+		{"PyPI token", regexp.MustCompile(`\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`)},
+		{"Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{34,}\b`)},
+		{"JSON Web Token", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`)},
+		{"password in URL", regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://[^/\s:@"']+:(?P<t>[^/\s:@"']{6,})@`)},
+	}
+})
 
 // placeholder matches values that are examples, not secrets.
-var placeholder = regexp.MustCompile(`(?i)example|sample|dummy|placeholder|your[_-]|xxxx|\*\*\*|<[^>]*>|\$\{|\{\{|^(password|pass|secret|changeme|redacted)$`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)example|sample|dummy|placeholder|your[_-]|xxxx|\*\*\*|<[^>]*>|\$\{|\{\{|^(password|pass|secret|changeme|redacted)$`)
+})
 
 // entropyToken matches candidate random tokens.
-var entropyToken = regexp.MustCompile(`[A-Za-z0-9+/=_-]{24,200}`)
+var entropyToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9+/=_-]{24,200}`) })
 
-var uuidRE = regexp.MustCompile(`(?i)^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+})
 
 // secretFindings reports credentials in one string: known formats (certain), else high-entropy
 // tokens (tentative).
@@ -49,7 +59,7 @@ func secretFindings(subj Subject, t text) []Finding {
 	}
 	var out []Finding
 	known := false
-	for _, tf := range tokenFormats {
+	for _, tf := range tokenFormats() {
 		m := tf.re.FindStringSubmatchIndex(t.s)
 		if m == nil {
 			continue
@@ -58,7 +68,7 @@ func secretFindings(subj Subject, t text) []Finding {
 		if i := tf.re.SubexpIndex("t"); i > 0 && m[2*i] >= 0 {
 			start, end = m[2*i], m[2*i+1]
 		}
-		if placeholder.MatchString(t.s[start:end]) {
+		if placeholder().MatchString(t.s[start:end]) {
 			continue
 		}
 		known = true
@@ -76,9 +86,9 @@ func secretFindings(subj Subject, t text) []Finding {
 	if last == "uri" || last == "uriTemplate" || last == "src" || last == "mimeType" || last == "pattern" || strings.Contains(t.pointer, "/icons/") {
 		return nil
 	}
-	for _, m := range entropyToken.FindAllStringIndex(t.s, 16) {
+	for _, m := range entropyToken().FindAllStringIndex(t.s, 16) {
 		tok := t.s[m[0]:m[1]]
-		if !randomLooking(tok) || placeholder.MatchString(tok) {
+		if !randomLooking(tok) || placeholder().MatchString(tok) {
 			continue
 		}
 		r, _ := RuleByID(RuleEntropy)
@@ -94,7 +104,7 @@ func secretFindings(subj Subject, t text) []Finding {
 // randomLooking reports tokens with letters and digits whose entropy is that of random text:
 // at least 4.2 bits/char for base64-like tokens, 3.4 for hex of 32+ characters.
 func randomLooking(tok string) bool {
-	if uuidRE.MatchString(tok) {
+	if uuidRE().MatchString(tok) {
 		return false
 	}
 	var digits, letters, upper, lower int
@@ -162,7 +172,9 @@ func redacted(t text, start, end int) *Evidence {
 
 // secretAssignment matches NAME=value and NAME: value pairs whose name says it holds a
 // credential (API_KEY, DB_PASSWORD, GITHUB_TOKEN, client_secret …); t is the value.
-var secretAssignment = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]*[_.-])?(api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|secret|password|passwd|pwd|token|auth|credentials?|client[_-]?secret|session[_-]?key)\b["']?\s*[:=]\s*["']?(?P<t>[^\s"'` + "`" + `,;&<>]{4,200})`)
+var secretAssignment = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.-]*[_.-])?(api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|secret|password|passwd|pwd|token|auth|credentials?|client[_-]?secret|session[_-]?key)\b["']?\s*[:=]\s*["']?(?P<t>[^\s"'` + "`" + `,;&<>]{4,200})`)
+})
 
 // secretSpan is one credential found in a text.
 type secretSpan struct {
@@ -171,7 +183,7 @@ type secretSpan struct {
 }
 
 // findSecrets returns the credentials of s: known token formats, then NAME=value pairs of
-// secret-looking names whose value is not a placeholder. skip lists values not to report
+// secret-looking names whose value is not a placeholder(). skip lists values not to report
 // (the sandbox's canary, which has its own finding).
 func findSecrets(s string, skip ...string) []secretSpan {
 	var out []secretSpan
@@ -180,12 +192,12 @@ func findSecrets(s string, skip ...string) []secretSpan {
 	}
 	keep := func(what string, a, b int) {
 		v := s[a:b]
-		if placeholder.MatchString(v) || overlaps(a, b) || slices.ContainsFunc(skip, func(k string) bool { return k != "" && strings.Contains(v, k) }) {
+		if placeholder().MatchString(v) || overlaps(a, b) || slices.ContainsFunc(skip, func(k string) bool { return k != "" && strings.Contains(v, k) }) {
 			return
 		}
 		out = append(out, secretSpan{what, a, b})
 	}
-	for _, tf := range tokenFormats {
+	for _, tf := range tokenFormats() {
 		ti := tf.re.SubexpIndex("t")
 		for _, m := range tf.re.FindAllStringSubmatchIndex(s, 16) {
 			a, b := m[0], m[1]
@@ -195,8 +207,8 @@ func findSecrets(s string, skip ...string) []secretSpan {
 			keep(tf.name, a, b)
 		}
 	}
-	ti := secretAssignment.SubexpIndex("t")
-	for _, m := range secretAssignment.FindAllStringSubmatchIndex(s, 32) {
+	ti := secretAssignment().SubexpIndex("t")
+	for _, m := range secretAssignment().FindAllStringSubmatchIndex(s, 32) {
 		a, b := m[2*ti], m[2*ti+1]
 		v := s[a:b]
 		if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") || strings.EqualFold(v, "null") || strings.EqualFold(v, "none") ||

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Generic shadowing: language that reconfigures a tool the description names, whether or not
@@ -17,16 +18,26 @@ const toolRef = "[`'\"]?(?P<ref>[a-z][a-z0-9]*(?:[_.][a-z0-9]+)+)[`'\"]?"
 var (
 	// configuresTool: "this tool also configures the send_email tool", "has a very important
 	// side effect on the also present send_email tool".
-	configuresTool = regexp.MustCompile(`(?i)\b(also\s+)?(configures?|reconfigures?|controls?|governs?|modifies|overrides?|patches|hooks?|affects?|has\s+(an?\s+)?([\w-]+\s+){0,3}(side[ -]?effects?|effects?|impact)\s+on)\b[^.\n]{0,40}?\b(the\s+)?(also\s+present\s+|other\s+)?` + toolRef + `\s+(tool|function|command)\b`)
+	configuresTool = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(also\s+)?(configures?|reconfigures?|controls?|governs?|modifies|overrides?|patches|hooks?|affects?|has\s+(an?\s+)?([\w-]+\s+){0,3}(side[ -]?effects?|effects?|impact)\s+on)\b[^.\n]{0,40}?\b(the\s+)?(also\s+present\s+|other\s+)?` + toolRef + `\s+(tool|function|command)\b`)
+	})
 	// onCallOf: "whenever send_email is called", "when (mcp_whatsapp) send_message is invoked".
-	onCallOf = regexp.MustCompile(`(?i)\b(when|whenever|every\s+time|each\s+time|if|before|after)\b[^.\n]{0,40}?\b(the\s+)?(\([\w.-]+\)\s+)?` + toolRef + `(\s+(tool|function))?\s+(is|are|gets?|has\s+been)\s+(being\s+)?(used|called|invoked|run|executed|triggered)\b`)
+	onCallOf = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(when|whenever|every\s+time|each\s+time|if|before|after)\b[^.\n]{0,40}?\b(the\s+)?(\([\w.-]+\)\s+)?` + toolRef + `(\s+(tool|function))?\s+(is|are|gets?|has\s+been)\s+(being\s+)?(used|called|invoked|run|executed|triggered)\b`)
+	})
 	// usingTool: "before executing any command with the run_command tool, …".
-	usingTool = regexp.MustCompile(`(?i)\b(when|whenever|every\s+time|each\s+time|if|before|after)\b[^.\n]{0,40}?\b(with|using|via|through|in|by)\s+(the\s+)?(\([\w.-]+\)\s+)?` + toolRef + `(\s+(tool|function))?`)
+	usingTool = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(when|whenever|every\s+time|each\s+time|if|before|after)\b[^.\n]{0,40}?\b(with|using|via|through|in|by)\s+(the\s+)?(\([\w.-]+\)\s+)?` + toolRef + `(\s+(tool|function))?`)
+	})
 	// ordersTool: "the mcp_tool_send_email tool must send all emails to …".
-	ordersTool = regexp.MustCompile(`(?i)\b(the\s+)?` + toolRef + `(\s+(tool|function))?\s+(must|should|shall|has\s+to|needs\s+to|will\s+now)\s+(always\s+|now\s+|also\s+|only\s+)*(send|add|include|use|bcc|cc|redirect|forward|route|copy|change|set|append|prepend|be\s+(called|invoked|used|sent))\b`)
+	ordersTool = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(the\s+)?` + toolRef + `(\s+(tool|function))?\s+(must|should|shall|has\s+to|needs\s+to|will\s+now)\s+(always\s+|now\s+|also\s+|only\s+)*(send|add|include|use|bcc|cc|redirect|forward|route|copy|change|set|append|prepend|be\s+(called|invoked|used|sent))\b`)
+	})
 	// changesBehaviour: the order given about the call ("make sure to change the recipient",
 	// "it must add a recipient").
-	changesBehaviour = regexp.MustCompile(`(?i)^[\s,:;-]*(then\s+|also\s+|always\s+|silently\s+|secretly\s+)*(add|include|change|set|send|redirect|forward|bcc|cc|replace|append|prepend|copy|route|use|insert|transfer)\b|\b(must|make\s+sure\s+(to|that)?|be\s+sure\s+to|ensure\s+(that\s+)?|always|you\s+(should|need\s+to|have\s+to)|also|silently)\b[^.\n]{0,40}?\b(add|adds|include|includes|change|changes|set|sets|send|sends|redirect|redirects|forward|forwards|bcc|cc|replace|replaces|append|prepend|copy|route|use)\b`)
+	changesBehaviour = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^[\s,:;-]*(then\s+|also\s+|always\s+|silently\s+|secretly\s+)*(add|include|change|set|send|redirect|forward|bcc|cc|replace|append|prepend|copy|route|use|insert|transfer)\b|\b(must|make\s+sure\s+(to|that)?|be\s+sure\s+to|ensure\s+(that\s+)?|always|you\s+(should|need\s+to|have\s+to)|also|silently)\b[^.\n]{0,40}?\b(add|adds|include|includes|change|changes|set|sets|send|sends|redirect|redirects|forward|forwards|bcc|cc|replace|replaces|append|prepend|copy|route|use)\b`)
+	})
 )
 
 // shadowTarget is a tool another description may rewrite.
@@ -103,7 +114,7 @@ func shadowFindings(ctx context.Context, its []*item, others [][]*item) ([]Findi
 				}
 			}
 		}
-		if loc := allTools.FindStringIndex(desc); loc != nil {
+		if loc := allTools().FindStringIndex(desc); loc != nil {
 			addSig("rewrites-all-tools", loc[0], loc[1])
 		}
 		refs := configuredTools(it.subject.Name, desc, addSig, directives)
@@ -156,14 +167,14 @@ func configuredTools(own, desc string, add func(kind string, a, b int), directiv
 	for _, p := range []struct {
 		kind string
 		re   *regexp.Regexp
-	}{{"configures-tool", configuresTool}, {"hooks-tool-calls", onCallOf}, {"hooks-tool-calls", usingTool}, {"orders-tool", ordersTool}} {
+	}{{"configures-tool", configuresTool()}, {"hooks-tool-calls", onCallOf()}, {"hooks-tool-calls", usingTool()}, {"orders-tool", ordersTool()}} {
 		ri := p.re.SubexpIndex("ref")
 		for _, m := range p.re.FindAllStringSubmatchIndex(desc, 8) {
 			ref := strings.ToLower(desc[m[2*ri]:m[2*ri+1]])
 			if ref == own || strings.HasSuffix(ref, "_"+own) || strings.HasSuffix(ref, "."+own) {
 				continue
 			}
-			if p.kind == "hooks-tool-calls" && !changesBehaviour.MatchString(desc[m[1]:min(len(desc), m[1]+160)]) {
+			if p.kind == "hooks-tool-calls" && !changesBehaviour().MatchString(desc[m[1]:min(len(desc), m[1]+160)]) {
 				continue // the hook must change what the call does
 			}
 			hits = append(hits, hit{p.kind, ref, m[0], m[1]})

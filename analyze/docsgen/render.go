@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/diff"
 
@@ -39,13 +40,16 @@ func (f Format) FileName() string {
 //go:embed docs.html.tmpl
 var htmlSource string
 
-var htmlTemplate = template.Must(template.New("docs").Funcs(template.FuncMap{
-	"plural": textfmt.Plural,
-	"anchor": anchor,
-	"badgeClass": func(b string) string {
-		return strings.ReplaceAll(b, " ", "-")
-	},
-}).Parse(htmlSource))
+// htmlTemplate is parsed on first use: parsing it at init cost every verb, `version` included.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("docs").Funcs(template.FuncMap{
+		"plural": textfmt.Plural,
+		"anchor": anchor,
+		"badgeClass": func(b string) string {
+			return strings.ReplaceAll(b, " ", "-")
+		},
+	}).Parse(htmlSource))
+})
 
 // Render returns the docs of inv: file name (relative to the output directory) → content.
 func Render(inv *inventory.Inventory, format Format, opts *Options) (map[string][]byte, error) {
@@ -55,7 +59,7 @@ func Render(inv *inventory.Inventory, format Format, opts *Options) (map[string]
 		return map[string][]byte{format.FileName(): markdown(p)}, nil
 	case HTML:
 		var b bytes.Buffer
-		if err := htmlTemplate.Execute(&b, p); err != nil {
+		if err := htmlTemplate().Execute(&b, p); err != nil {
 			return nil, fmt.Errorf("docsgen: render HTML: %w", err)
 		}
 		return map[string][]byte{format.FileName(): b.Bytes()}, nil

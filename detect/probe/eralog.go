@@ -93,7 +93,7 @@ type wireMessage struct {
 }
 
 // jsonFragment matches a line that looks like part of a JSON document broken over lines.
-var jsonFragment = regexp.MustCompile(`^\s*([{}\[\]]|"[^"]*"\s*:|[}\]],?\s*$)|[{\[,]\s*$`)
+var jsonFragment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([{}\[\]]|"[^"]*"\s*:|[}\]],?\s*$)|[{\[,]\s*$`) })
 
 // received logs one received frame.
 func (l *eraLog) received(f transport.Frame) {
@@ -111,7 +111,7 @@ func (l *eraLog) received(f transport.Frame) {
 		return
 	}
 	data := bytes.TrimSpace(f.Data)
-	if !json.Valid(data) && jsonFragment.Match(data) {
+	if !json.Valid(data) && jsonFragment().Match(data) {
 		l.d.piece(data, text)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
@@ -315,7 +316,7 @@ func setLevel(ctx context.Context, e *Env) Outcome {
 }
 
 // templateVar finds the first variable of an RFC 6570 URI template.
-var templateVar = regexp.MustCompile(`\{[+#./;?&]?([A-Za-z0-9_]+)`)
+var templateVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{[+#./;?&]?([A-Za-z0-9_]+)`) })
 
 // complete asks completion/complete for the first prompt argument (or resource template
 // variable) the server lists.
@@ -359,7 +360,7 @@ func (e *Env) completionTarget(ctx context.Context) (ref, arg string) {
 			if json.Unmarshal(raw, &t) != nil {
 				continue
 			}
-			if m := templateVar.FindStringSubmatch(t.URITemplate); m != nil {
+			if m := templateVar().FindStringSubmatch(t.URITemplate); m != nil {
 				return `{"type":"ref/resource","uri":` + strconv.Quote(t.URITemplate) + `}`, m[1]
 			}
 		}

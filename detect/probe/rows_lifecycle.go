@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/transport"
@@ -23,7 +24,7 @@ const (
 )
 
 // versionRE is the shape of an MCP protocol version.
-var versionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`) })
 
 func lifecycleRows() []Row {
 	legacy := inEra(session.EraLegacy)
@@ -166,7 +167,7 @@ func negotiate(ctx context.Context, e *Env, offer string) Outcome {
 // knows may be a newer version: that is allowed.
 func notAVersion(v string) string {
 	switch {
-	case !versionRE.MatchString(v):
+	case !versionRE().MatchString(v):
 		return fmt.Sprintf("protocolVersion %q, which is not a protocol version", v)
 	case v < oldVersion:
 		return fmt.Sprintf("protocolVersion %q, which is no MCP protocol version (the first is %s)", v, oldVersion)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpspec/mcpspec/internal/textfmt"
@@ -65,7 +66,7 @@ type SlowCall struct {
 var (
 	millisNames  = []string{"milliseconds", "ms", "durationms", "duration_ms", "delayms", "delay_ms", "sleepms", "sleep_ms"}
 	secondsNames = []string{"duration", "seconds", "secs", "delay", "sleep", "wait"}
-	slowName     = regexp.MustCompile(`(?i)slow|sleep|long.?running|delay|progress`)
+	slowName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)slow|sleep|long.?running|delay|progress`) })
 )
 
 // PickSlowTool chooses a call from a tool list that should run for a second or two and report
@@ -92,11 +93,11 @@ func PickSlowTool(tools []session.Tool) (SlowCall, bool) {
 			s += 4
 			why = append(why, "its "+knob+" argument")
 		}
-		if slowName.MatchString(t.Name) {
+		if slowName().MatchString(t.Name) {
 			s += 2
 			why = append(why, "its name")
 		}
-		if slowName.MatchString(t.Description) {
+		if slowName().MatchString(t.Description) {
 			s++
 			why = append(why, "its description")
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mcpspec/mcpspec/assert"
 )
@@ -32,11 +33,11 @@ type ignoreRule struct {
 }
 
 var (
-	lastKey     = regexp.MustCompile(`^(.*?)\.([A-Za-z_$][\w$-]*)$`)
-	lastQuoted  = regexp.MustCompile(`^(.*)\[\s*(?:'([^']*)'|"([^"]*)")\s*\]$`)
-	lastIndex   = regexp.MustCompile(`^(.*)\[\s*(-?\d+)\s*\]$`)
-	lastAll     = regexp.MustCompile(`^(.*?)(?:\[\s*\*\s*\]|\.\*)$`)
-	lastDescent = regexp.MustCompile(`^\$\.\.([A-Za-z_$][\w$-]*)$`)
+	lastKey     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*?)\.([A-Za-z_$][\w$-]*)$`) })
+	lastQuoted  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)\[\s*(?:'([^']*)'|"([^"]*)")\s*\]$`) })
+	lastIndex   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)\[\s*(-?\d+)\s*\]$`) })
+	lastAll     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*?)(?:\[\s*\*\s*\]|\.\*)$`) })
+	lastDescent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\.\.([A-Za-z_$][\w$-]*)$`) })
 )
 
 // NewIgnore compiles the paths; a path whose last step is not a key, an index or a wildcard,
@@ -48,22 +49,22 @@ func NewIgnore(paths []string) (*Ignore, error) {
 		r := ignoreRule{src: s, index: -1}
 		var parent string
 		switch {
-		case lastDescent.MatchString(s):
-			r.key = lastDescent.FindStringSubmatch(s)[1]
+		case lastDescent().MatchString(s):
+			r.key = lastDescent().FindStringSubmatch(s)[1]
 			ig.rules = append(ig.rules, r)
 			continue
-		case lastAll.MatchString(s):
-			m := lastAll.FindStringSubmatch(s)
+		case lastAll().MatchString(s):
+			m := lastAll().FindStringSubmatch(s)
 			parent, r.all = m[1], true
-		case lastQuoted.MatchString(s):
-			m := lastQuoted.FindStringSubmatch(s)
+		case lastQuoted().MatchString(s):
+			m := lastQuoted().FindStringSubmatch(s)
 			parent, r.key = m[1], m[2]+m[3]
-		case lastIndex.MatchString(s):
-			m := lastIndex.FindStringSubmatch(s)
+		case lastIndex().MatchString(s):
+			m := lastIndex().FindStringSubmatch(s)
 			parent = m[1]
 			r.index, _ = strconv.Atoi(m[2])
-		case lastKey.MatchString(s):
-			m := lastKey.FindStringSubmatch(s)
+		case lastKey().MatchString(s):
+			m := lastKey().FindStringSubmatch(s)
 			parent, r.key = m[1], m[2]
 		default:
 			return nil, fmt.Errorf("--ignore %q: the path must end in a key, an index or a wildcard, e.g. $.structuredContent.time or $..timestamp", src)
@@ -229,11 +230,11 @@ func flatten(v any, path string, out leaves, parents map[string]string) {
 	}
 }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // keyStep renders an object key as a JSONPath step.
 func keyStep(k string) string {
-	if identifier.MatchString(k) {
+	if identifier().MatchString(k) {
 		return "." + k
 	}
 	return "[" + strconv.Quote(k) + "]"

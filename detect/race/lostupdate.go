@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpspec/mcpspec/internal/synth"
 	"github.com/mcpspec/mcpspec/session"
@@ -56,13 +57,13 @@ type LostMarker struct {
 var (
 	writeVerbs = []string{"add", "create", "insert", "append", "put", "set", "save", "write", "update", "push", "post", "store", "record", "log", "upsert", "register"}
 	readVerbs  = []string{"list", "get", "read", "search", "find", "query", "fetch", "show", "open", "view", "dump", "export"}
-	nameWords  = regexp.MustCompile(`[A-Z]?[a-z0-9]+|[A-Z]+`)
+	nameWords  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Z]?[a-z0-9]+|[A-Z]+`) })
 )
 
 // words splits a tool name into lower-case words: add_note, addNote, add-note → add, note.
 func words(name string) []string {
 	var out []string
-	for _, w := range nameWords.FindAllString(name, -1) {
+	for _, w := range nameWords().FindAllString(name, -1) {
 		out = append(out, strings.ToLower(w))
 	}
 	return out

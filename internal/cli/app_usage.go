@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v3"
 )
@@ -12,9 +13,11 @@ import (
 // The flag library's parse errors, which name flags with a single dash and quote Go's own
 // parse errors; usageError rewrites them.
 var (
-	unknownFlagRE  = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
-	missingValueRE = regexp.MustCompile(`^flag needs an argument: -*(.+)$`)
-	badValueRE     = regexp.MustCompile(`^invalid value "((?:[^"\\]|\\.)*)" for flag -+([^:]+): `)
+	unknownFlagRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(.+)$`) })
+	missingValueRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag needs an argument: -*(.+)$`) })
+	badValueRE     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^invalid value "((?:[^"\\]|\\.)*)" for flag -+([^:]+): `)
+	})
 )
 
 // errDuplicateFlag ends the flag library's error for a second value of a flag marked OnlyOnce.
@@ -26,22 +29,22 @@ func usageError(cmd *cli.Command, err error) error {
 	e := &Error{Code: ExitConfig, Msg: err.Error(), Hint: fmt.Sprintf("run '%s --help' for usage", cmd.FullName()), Err: err}
 	msg := err.Error()
 	switch {
-	case unknownFlagRE.MatchString(msg):
-		name := unknownFlagRE.FindStringSubmatch(msg)[1]
+	case unknownFlagRE().MatchString(msg):
+		name := unknownFlagRE().FindStringSubmatch(msg)[1]
 		e.Msg = fmt.Sprintf("unknown flag %s for '%s'", flagText(name), cmd.FullName())
 		if hint := flagHint(cmd, name); hint != "" {
 			e.Hint = withSuggestion(hint, e.Hint)
 		}
-	case missingValueRE.MatchString(msg):
-		name := missingValueRE.FindStringSubmatch(msg)[1]
+	case missingValueRE().MatchString(msg):
+		name := missingValueRE().FindStringSubmatch(msg)[1]
 		e.Msg = fmt.Sprintf("flag %s needs a value", flagText(name))
 		if f := findFlag(cmd, name); f != nil {
 			if ex := flagExample(f); ex != "" {
 				e.Hint = fmt.Sprintf("e.g. %s %s (%s)", flagText(name), ex, e.Hint)
 			}
 		}
-	case badValueRE.MatchString(msg) && strings.HasSuffix(msg, errDuplicateFlag):
-		name := badValueRE.FindStringSubmatch(msg)[2]
+	case badValueRE().MatchString(msg) && strings.HasSuffix(msg, errDuplicateFlag):
+		name := badValueRE().FindStringSubmatch(msg)[2]
 		if f := findFlag(cmd, name); f != nil {
 			name = f.Names()[0]
 		}
@@ -52,8 +55,8 @@ func usageError(cmd *cli.Command, err error) error {
 		} else {
 			e.Hint = fmt.Sprintf("give %s once (%s)", flagText(name), e.Hint)
 		}
-	case badValueRE.MatchString(msg):
-		m := badValueRE.FindStringSubmatch(msg)
+	case badValueRE().MatchString(msg):
+		m := badValueRE().FindStringSubmatch(msg)
 		val, name := m[1], m[2]
 		f := findFlag(cmd, name)
 		switch f.(type) {

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -28,7 +29,7 @@ import (
 )
 
 // nonVarChars are the characters a {{secret.NAME}} made from a header's name replaces with _.
-var nonVarChars = regexp.MustCompile(`[^A-Za-z0-9_]`)
+var nonVarChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_]`) })
 
 // Defaults of the fuzz verb's bounds.
 const (
@@ -298,7 +299,7 @@ func (a *app) saveFindings(r *fuzzRun, t *target, rep *fuzz.Report, notes io.Wri
 func savedServer(f serverFlags, info spec.Info) fuzz.SavedServer {
 	s := fuzz.SavedServer{Spec: f.Server}
 	secret := func(name string) string {
-		n := strings.ToUpper(nonVarChars.ReplaceAllString(name, "_"))
+		n := strings.ToUpper(nonVarChars().ReplaceAllString(name, "_"))
 		if !slices.Contains(s.Secrets, n) {
 			s.Secrets = append(s.Secrets, n)
 		}

@@ -55,7 +55,7 @@ func (c *completer) setTools(tools []session.Tool) {
 
 // argKeyRE matches an argument name being typed as a key of .call's JSON object: after { or a
 // comma, an opening quote and the name so far.
-var argKeyRE = regexp.MustCompile(`[{,]\s*"([^"\\]*)$`)
+var argKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[{,]\s*"([^"\\]*)$`) })
 
 // complete is a golang.org/x/term AutoCompleteCallback: on Tab it completes the word before
 // pos and returns the new line and cursor position; ok is false when it has nothing to add.
@@ -75,7 +75,7 @@ func (c *completer) complete(line string, pos int, key rune) (string, int, bool)
 		word, candidates = rest, c.toolNames()
 	case cmd == ".call":
 		tool, args, _ := strings.Cut(rest, " ")
-		m := argKeyRE.FindStringSubmatch(args)
+		m := argKeyRE().FindStringSubmatch(args)
 		if m == nil {
 			return "", 0, false
 		}

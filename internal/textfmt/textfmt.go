@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -66,7 +67,7 @@ func LastLines(s string, n int) string {
 		cut := len(lines) - n
 		head := -1
 		for i := cut - 1; i >= 0 && i >= cut-200; i-- {
-			if errorLineRE.MatchString(lines[i]) {
+			if errorLineRE().MatchString(lines[i]) {
 				head = i
 				break
 			}
@@ -81,4 +82,6 @@ func LastLines(s string, n int) string {
 }
 
 // errorLineRE matches a stderr line that names an error rather than a stack frame.
-var errorLineRE = regexp.MustCompile(`^\s*(panic:|fatal error:|Traceback|[A-Z][A-Za-z]*(Error|Exception)\b:?|Error:|FATAL|Uncaught)`)
+var errorLineRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(panic:|fatal error:|Traceback|[A-Z][A-Za-z]*(Error|Exception)\b:?|Error:|FATAL|Uncaught)`)
+})

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpspec/mcpspec/loadgen/metrics"
 	"github.com/mcpspec/mcpspec/result"
@@ -16,17 +17,20 @@ import (
 //go:embed report.tmpl
 var htmlSource string
 
-var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"ms":     fmtMs,
-	"pct":    func(v float64) string { return fmt.Sprintf("%.2f%%", v*100) },
-	"num":    func(v float64) string { return fmtNum(v) },
-	"spark":  func(ys []float64) template.HTML { return template.HTML(sparkline(ys)) },
-	"lower":  strings.ToLower,
-	"sorted": sortedCounts,
-	"nonzero": func(m map[result.Category]int64) bool {
-		return slices.ContainsFunc(sortedCounts(m), func(c kv) bool { return c.V > 0 })
-	},
-}).Parse(htmlSource))
+// htmlTmpl is parsed on first use: parsing it at init cost every verb, `version` included.
+var htmlTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"ms":     fmtMs,
+		"pct":    func(v float64) string { return fmt.Sprintf("%.2f%%", v*100) },
+		"num":    func(v float64) string { return fmtNum(v) },
+		"spark":  func(ys []float64) template.HTML { return template.HTML(sparkline(ys)) },
+		"lower":  strings.ToLower,
+		"sorted": sortedCounts,
+		"nonzero": func(m map[result.Category]int64) bool {
+			return slices.ContainsFunc(sortedCounts(m), func(c kv) bool { return c.V > 0 })
+		},
+	}).Parse(htmlSource))
+})
 
 // HTML writes report.html for run: self-contained, charts as inline SVG, no script.
 func HTML(w io.Writer, run *metrics.Run) error {
@@ -38,7 +42,7 @@ func HTML(w io.Writer, run *metrics.Run) error {
 		Charts []template.HTML
 		Status string
 	}{R: run, Charts: charts(run), Status: status(run)}
-	if err := htmlTmpl.Execute(w, data); err != nil {
+	if err := htmlTmpl().Execute(w, data); err != nil {
 		return fmt.Errorf("render report.html: %w", err)
 	}
 	return nil

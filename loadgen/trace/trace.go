@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -28,42 +27,55 @@ const (
 // maxMessage bounds an error message in the trace.
 const maxMessage = 512
 
+// bufSize is the writer's buffer: it writes to the underlying writer when it holds more
+// than flushAt bytes, so a write carries thousands of events.
+const (
+	bufSize = 1 << 20
+	flushAt = bufSize - 8<<10
+)
+
 // Writer writes trace events. It is not safe for concurrent use: the load engine writes from
 // its aggregator, one batch at a time.
+//
+// It encodes each event straight into its one buffer: the constant parts of a line are
+// pre-encoded (the kinds, and per operation its name with the keys around it, see [Writer.Call]),
+// numbers are written digit by digit, and strings go through [jsonscan.AppendString].
 type Writer struct {
-	bw  *bufio.Writer
+	w   io.Writer
 	buf []byte
+	// ops caches each operation's encoded fragment by its index in the run's table
+	// (metrics.Sample.Op), with the Op it was made from.
+	ops []opFragment
 	n   int64
 	err error
 }
 
+// opFragment is an operation's part of a call's line: `,"method":"tools/call","tool":"echo"`
+// then `,"worker":`.
+type opFragment struct {
+	op  metrics.Op
+	enc []byte
+}
+
 // NewWriter returns a writer to w with a 1 MiB buffer.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{bw: bufio.NewWriterSize(w, 1<<20), buf: make([]byte, 0, 512)}
+	return &Writer{w: w, buf: make([]byte, 0, bufSize)}
 }
 
 // Count returns the events written so far.
 func (w *Writer) Count() int64 { return w.n }
 
 // Call writes the event of one finished request: "response" (with is_error for a tool error,
-// assertion for a failed assertion), or "error", "hang" or "deadlock" with the fault.
+// assertion for a failed assertion), or "error", "hang" or "deadlock" with the fault. op is
+// the operation at index s.Op of the run's table; its encoding is made once and reused.
 func (w *Writer) Call(s *metrics.Sample, op metrics.Op) {
-	b := w.begin(s.Done, callKind(s))
+	b := appendSeconds(append(w.buf, `{"ts":`...), s.Done)
+	b = append(b, callKind(s)...)
 	if s.ID != 0 {
 		b = append(b, `,"request_id":`...)
 		b = strconv.AppendInt(b, s.ID, 10)
 	}
-	switch op.Kind {
-	case metrics.KindTool:
-		b = append(b, `,"method":"tools/call","tool":`...)
-		b = jsonscan.AppendString(b, op.Name)
-	default:
-		b = append(b, `,"`...)
-		b = append(b, op.Kind...)
-		b = append(b, `":`...)
-		b = jsonscan.AppendString(b, op.Name)
-	}
-	b = append(b, `,"worker":`...)
+	b = append(b, w.fragment(s.Op, op)...)
 	b = strconv.AppendInt(b, int64(s.Worker), 10)
 	b = append(b, `,"intended_ts":`...)
 	b = appendSeconds(b, s.Intended)
@@ -93,21 +105,60 @@ func (w *Writer) Call(s *metrics.Sample, op metrics.Op) {
 	w.end(b)
 }
 
+// fragment returns op's encoded fragment, cached at index i (the sample's Op) while the
+// operation there stays the same.
+func (w *Writer) fragment(i int32, op metrics.Op) []byte {
+	if i >= 0 && int(i) < len(w.ops) && w.ops[i].op == op {
+		return w.ops[i].enc
+	}
+	var b []byte
+	switch op.Kind {
+	case metrics.KindTool:
+		b = append(b, `,"method":"tools/call","tool":`...)
+		b = jsonscan.AppendString(b, op.Name)
+	default:
+		b = append(b, `,"`...)
+		b = append(b, op.Kind...)
+		b = append(b, `":`...)
+		b = jsonscan.AppendString(b, op.Name)
+	}
+	b = append(b, `,"worker":`...)
+	if i >= 0 && i < 1<<16 {
+		for int(i) >= len(w.ops) {
+			w.ops = append(w.ops, opFragment{})
+		}
+		w.ops[i] = opFragment{op: op, enc: b}
+	}
+	return b
+}
+
+// callKind is the kind of a call's event, with the key before it.
 func callKind(s *metrics.Sample) string {
 	switch s.Category {
 	case "":
-		return KindResponse
+		return kindResponse
 	case session.Hang:
-		return KindHang
+		return kindHang
 	case session.Deadlock:
-		return KindDeadlock
+		return kindDeadlock
 	}
-	return KindError
+	return kindError
 }
+
+// The kinds as they follow the ts.
+const (
+	kindResponse = `,"kind":"` + KindResponse + `"`
+	kindError    = `,"kind":"` + KindError + `"`
+	kindHang     = `,"kind":"` + KindHang + `"`
+	kindDeadlock = `,"kind":"` + KindDeadlock + `"`
+	kindProcess  = `,"kind":"` + KindProcess + `"`
+	kindScenario = `,"kind":"` + KindScenario + `"`
+)
 
 // Process writes a sample of the server's resources.
 func (w *Writer) Process(at time.Duration, r metrics.ResourceSample) {
-	b := w.begin(at, KindProcess)
+	b := appendSeconds(append(w.buf, `{"ts":`...), at)
+	b = append(b, kindProcess...)
 	b = append(b, `,"rss_mb":`...)
 	b = strconv.AppendFloat(b, r.RSSMB, 'f', 3, 64)
 	b = append(b, `,"cpu_pct":`...)
@@ -126,7 +177,8 @@ func (w *Writer) Process(at time.Duration, r metrics.ResourceSample) {
 // Scenario writes a run event: name says what happened ("stage", "cap_reached", "snapshot",
 // "interrupted"), message says it in words.
 func (w *Writer) Scenario(at time.Duration, name, message string) {
-	b := w.begin(at, KindScenario)
+	b := appendSeconds(append(w.buf, `{"ts":`...), at)
+	b = append(b, kindScenario...)
 	b = append(b, `,"event":`...)
 	b = jsonscan.AppendString(b, name)
 	b = append(b, `,"message":`...)
@@ -134,36 +186,35 @@ func (w *Writer) Scenario(at time.Duration, name, message string) {
 	w.end(b)
 }
 
-func (w *Writer) begin(at time.Duration, kind string) []byte {
-	b := append(w.buf[:0], `{"ts":`...)
-	b = appendSeconds(b, at)
-	b = append(b, `,"kind":"`...)
-	b = append(b, kind...)
-	b = append(b, '"')
-	return b
-}
-
+// end closes the line in b (the buffer with the line appended) and writes the buffer on when
+// it is full enough.
 func (w *Writer) end(b []byte) {
 	b = append(b, '}', '\n')
-	w.buf = b
 	if w.err != nil {
-		return
-	}
-	if _, err := w.bw.Write(b); err != nil {
-		w.err = fmt.Errorf("write trace: %w", err)
+		w.buf = b[:0]
 		return
 	}
 	w.n++
+	w.buf = b
+	if len(b) >= flushAt {
+		w.writeOut()
+	}
+}
+
+// writeOut writes the buffer to the underlying writer and empties it.
+func (w *Writer) writeOut() {
+	if len(w.buf) == 0 || w.err != nil {
+		return
+	}
+	if _, err := w.w.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("write trace: %w", err)
+	}
+	w.buf = w.buf[:0]
 }
 
 // Flush writes what is buffered and returns the first error of any write.
 func (w *Writer) Flush() error {
-	if w.err != nil {
-		return w.err
-	}
-	if err := w.bw.Flush(); err != nil {
-		w.err = fmt.Errorf("write trace: %w", err)
-	}
+	w.writeOut()
 	return w.err
 }
 
@@ -173,10 +224,10 @@ func appendSeconds(b []byte, d time.Duration) []byte {
 		b = append(b, '-')
 		d = -d
 	}
-	us := int64(d / time.Microsecond)
-	b = strconv.AppendInt(b, us/1e6, 10)
+	us := uint64(d / time.Microsecond)
+	b = appendUint(b, us/1e6)
 	b = append(b, '.')
-	return appendPadded(b, us%1e6, 6)
+	return appendDigits(b, us%1e6, 6)
 }
 
 // appendMillis writes d in milliseconds with microsecond precision.
@@ -185,19 +236,32 @@ func appendMillis(b []byte, d time.Duration) []byte {
 		b = append(b, '-')
 		d = -d
 	}
-	us := int64(d / time.Microsecond)
-	b = strconv.AppendInt(b, us/1000, 10)
+	us := uint64(d / time.Microsecond)
+	b = appendUint(b, us/1000)
 	b = append(b, '.')
-	return appendPadded(b, us%1000, 3)
+	return appendDigits(b, us%1000, 3)
 }
 
-func appendPadded(b []byte, v int64, width int) []byte {
-	var tmp [20]byte
-	s := strconv.AppendInt(tmp[:0], v, 10)
-	for range width - len(s) {
-		b = append(b, '0')
+// appendUint writes v in decimal; small values, the common case, without a call into strconv.
+func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
 	}
-	return append(b, s...)
+	if v < 100 {
+		return append(b, byte('0'+v/10), byte('0'+v%10))
+	}
+	return strconv.AppendUint(b, v, 10)
+}
+
+// appendDigits writes the width last decimal digits of v, zero-padded.
+func appendDigits(b []byte, v uint64, width int) []byte {
+	n := len(b)
+	b = append(b, "000000"[:width]...)
+	for i := n + width - 1; i >= n && v > 0; i-- {
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return b
 }
 
 func clip(s string) string {

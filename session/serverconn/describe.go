@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -416,11 +417,11 @@ func rpcError(body []byte) (code int, msg string, ok bool) {
 }
 
 // originRE spots a 403 body that blames the request's Origin or Host header.
-var originRE = regexp.MustCompile(`(?i)\b(origin|host)\b`)
+var originRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(origin|host)\b`) })
 
 func (op *Opener) statusHint(status int, body []byte) string {
 	switch {
-	case status == 403 && originRE.Match(body):
+	case status == 403 && originRE().Match(body):
 		return "the server refused the request's Origin or Host header (DNS-rebinding protection): send an Origin it allows with a header, or reach it by the host name it expects"
 	case status == 401:
 		return "the server wants credentials: " + op.o.Terms.Credentials

@@ -1,15 +1,20 @@
 package transport
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // crashReports match what a process writes to stderr when it dies of an unhandled fault: a Go
 // panic or runtime fatal error, a Node uncaught exception (an Error line followed by a stack
 // frame), a Python traceback, a Rust or JVM panic, a sanitizer or V8 report.
-var crashReports = regexp.MustCompile(`(?m)(^panic: |^fatal error: |^goroutine \d+ \[running\]|^Traceback \(most recent call last\)|^\S*Error: .*\n\s+at |^thread '.*' panicked at|^Exception in thread |Segmentation fault|core dumped|AddressSanitizer|^FATAL ERROR: |Uncaught )`)
+var crashReports = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)(^panic: |^fatal error: |^goroutine \d+ \[running\]|^Traceback \(most recent call last\)|^\S*Error: .*\n\s+at |^thread '.*' panicked at|^Exception in thread |Segmentation fault|core dumped|AddressSanitizer|^FATAL ERROR: |Uncaught )`)
+})
 
 // HasCrashReport reports whether stderr holds the report of a process dying of an unhandled
 // fault (a Go panic, a Python traceback, a Node uncaught exception, …).
-func HasCrashReport(stderr string) bool { return crashReports.MatchString(stderr) }
+func HasCrashReport(stderr string) bool { return crashReports().MatchString(stderr) }
 
 // Crashed reports whether the process ended like a crash rather than an orderly exit: killed
 // by a signal, an exit status of 2 or more, or a crash report in its last stderr lines. An
