@@ -76,7 +76,7 @@ func runCLI(t *testing.T, limit time.Duration, args ...string) cliRun {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir()})
+	code := cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir(), NoHistory: true})
 	if ctx.Err() != nil {
 		t.Errorf("mcpspec %s outlived its %v bound", args[0], limit)
 	}

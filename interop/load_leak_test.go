@@ -58,7 +58,7 @@ func TestLoadLeakVerdictCLI(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), soak+90*time.Second)
 			defer cancel()
 			var stdout, stderr bytes.Buffer
-			code := cli.Run(ctx, argv, &cli.IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir()})
+			code := cli.Run(ctx, argv, &cli.IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir(), NoHistory: true})
 			outs[i], codes[i] = "exit "+strconv.Itoa(int(code))+"\n"+stderr.String(), code
 			var run metrics.Run
 			// A leak verdict fails the run by the leak gate (exit 1), with metrics.json printed.

@@ -134,6 +134,8 @@ func (cr *colRun) runBlocks(ctx context.Context) {
 			reason = "run interrupted"
 		} else if bl := cr.st.bail(); bl != "" {
 			reason = fmt.Sprintf("not run: --bail stopped the run after %q did not pass", bl)
+		} else if cr.st.abortedAtStep() {
+			reason = stepAbortReason
 		}
 		if reason != "" {
 			tests = []*result.Test{{ID: b.kind, Name: b.kind, Kind: b.kind, Status: result.Skipped, SkipReason: reason, Attempts: []result.Attempt{}}}

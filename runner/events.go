@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"time"
 
 	"github.com/mcpspec/mcpspec/result"
@@ -14,8 +15,15 @@ const eventDrainWait = 10 * time.Second
 // emit never blocks, and drops the event (counting it) when the buffer is full.
 type events struct {
 	r    *Runner
-	ch   chan result.Event
+	ch   chan queued
 	done chan struct{}
+}
+
+// queued is an event, or (ack set) a marker the observer's goroutine acknowledges once every
+// event before it was handed over.
+type queued struct {
+	ev  result.Event
+	ack chan struct{}
 }
 
 func (r *Runner) startEvents() *events {
@@ -23,12 +31,16 @@ func (r *Runner) startEvents() *events {
 	if r.opts.OnEvent == nil {
 		return e
 	}
-	e.ch = make(chan result.Event, r.opts.EventBuffer)
+	e.ch = make(chan queued, r.opts.EventBuffer)
 	e.done = make(chan struct{})
 	go func() {
 		defer close(e.done)
-		for ev := range e.ch {
-			r.opts.OnEvent(ev)
+		for q := range e.ch {
+			if q.ack != nil {
+				close(q.ack)
+				continue
+			}
+			r.opts.OnEvent(q.ev)
 		}
 	}()
 	return e
@@ -41,9 +53,30 @@ func (e *events) emit(ev result.Event) {
 		return
 	}
 	select {
-	case e.ch <- ev:
+	case e.ch <- queued{ev: ev}:
 	default:
 		e.r.dropped.Add(1)
+	}
+}
+
+// sync waits (bounded by eventDrainWait and ctx) until the observer has seen every event
+// emitted so far; with no observer, or a full buffer, it returns at once.
+func (e *events) sync(ctx context.Context) {
+	if e.ch == nil {
+		return
+	}
+	ack := make(chan struct{})
+	select {
+	case e.ch <- queued{ack: ack}:
+	default:
+		return
+	}
+	t := time.NewTimer(eventDrainWait)
+	defer t.Stop()
+	select {
+	case <-ack:
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -88,6 +89,12 @@ type Options struct {
 	// OnEvent receives the run's events (see the package documentation). It is called from one
 	// goroutine, in order; it should return promptly.
 	OnEvent func(result.Event)
+	// Step, when set, is asked before each test of a collection starts, with no other test of
+	// the collection running (it runs them one at a time): it may read and change the
+	// variables, and returns whether to run the test, skip it or abort the run (see
+	// [StepAction]). It runs on the scheduler's goroutine and may block (a prompt); it should
+	// return when ctx is cancelled. OnEvent has seen every earlier event when Step is called. `mcpspec test --step` prompts on the terminal here.
+	Step func(ctx context.Context, next StepInfo) StepAction
 	// EventBuffer is how many events may wait for a slow observer before new ones are dropped
 	// (default 4096).
 	EventBuffer int

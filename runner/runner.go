@@ -90,6 +90,7 @@ func (r *Runner) Run(ctx context.Context, cols []*collection.Collection) (*resul
 type runState struct {
 	mu        sync.Mutex // guards the fields below
 	bailed    string     // the test that stopped the run under Bail
+	aborted   bool       // a Step hook aborted the run
 	attempted int        // servers the run tried to connect
 	connected int        // servers with at least one session
 	failures  []string
@@ -163,8 +164,12 @@ func (cr *colRun) execute(ctx context.Context) {
 		if b := cr.st.bail(); b != "" {
 			return fmt.Sprintf("not run: --bail stopped the run after %q did not pass", b)
 		}
+		if cr.st.abortedAtStep() {
+			return stepAbortReason
+		}
 		return ""
 	}
+	settled := 0 // tests started or settled, for the Step hook
 	for remaining > 0 {
 		// Start or settle, in file order, every test that can go; settling one may free
 		// another earlier in the file, so repeat until nothing changes.
@@ -195,9 +200,21 @@ func (cr *colRun) execute(ctx context.Context) {
 					cr.settle(n, result.Skipped, cr.skipReason(nodes, n))
 					remaining--
 				case readyRun:
-					if running >= cr.r.opts.Parallel {
+					if running >= cr.r.opts.Parallel || (cr.r.opts.Step != nil && running > 0) {
 						continue
 					}
+					switch cr.step(ctx, n, settled, len(nodes)) {
+					case StepSkip:
+						started[i], progress = true, true
+						cr.settle(n, result.Skipped, stepSkipReason)
+						remaining--
+						settled++
+						continue
+					case StepAbort:
+						progress = true
+						continue // the next round settles it with the rest
+					}
+					settled++
 					started[i], progress = true, true
 					running++
 					cr.ev.emit(result.Event{Kind: result.TestStarted, At: cr.r.opts.Now(), Run: cr.rr, Collection: cr.rc, Test: snapshot(n.rt)})
@@ -228,13 +245,13 @@ func (cr *colRun) execute(ctx context.Context) {
 		cr.finish(nodes[i])
 	}
 	cr.runBlocks(ctx)
-	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" {
+	if cr.col.Audit != nil && ctx.Err() == nil && cr.st.bail() == "" && !cr.st.abortedAtStep() {
 		cr.runAudit(ctx, cr.col.Audit)
 	}
-	if cr.col.Probe != nil && ctx.Err() == nil && cr.st.bail() == "" {
+	if cr.col.Probe != nil && ctx.Err() == nil && cr.st.bail() == "" && !cr.st.abortedAtStep() {
 		cr.runProbe(ctx, cr.col.Probe)
 	}
-	if ctx.Err() == nil && cr.st.bail() == "" {
+	if ctx.Err() == nil && cr.st.bail() == "" && !cr.st.abortedAtStep() {
 		cr.runGates(ctx)
 	}
 	if ctx.Err() == nil {

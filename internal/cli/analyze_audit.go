@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/analyze/audit"
+	"github.com/mcpspec/mcpspec/baseline/history"
 	"github.com/mcpspec/mcpspec/internal/redact"
 	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/reporters"
@@ -357,6 +358,14 @@ func (a *app) writeAudit(r *auditRun, rep *audit.Report, started time.Time) erro
 	if len(failing) > 0 {
 		verdict = &Error{Code: ExitSecurity, Msg: fmt.Sprintf("%d finding(s) at or above --fail-on %s", len(failing), failName),
 			Hint: "fix them, or accept a risk in " + defaultSuppressions + " with a reason and an expiry date; --explain shows why each fired"}
+	}
+	var doc bytes.Buffer
+	if audit.WriteJSON(&doc, auditJSON{Report: rep, FailOn: failName, Failing: len(failing), ExitCode: exitCodeOf(context.Background(), verdict)}) == nil {
+		server := r.f.Server
+		if server == "" {
+			server = strings.Join(r.metadata, " ")
+		}
+		a.keepRun("audit", server, doc.Bytes(), map[string]float64{history.FigureFindings: float64(len(rep.Findings))})
 	}
 	render := func(w io.Writer) error {
 		switch r.format {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpspec/mcpspec/analyze/retrieval"
 	"github.com/mcpspec/mcpspec/analyze/score"
 	"github.com/mcpspec/mcpspec/analyze/tokens"
+	"github.com/mcpspec/mcpspec/baseline/history"
 	"github.com/mcpspec/mcpspec/internal/regfile"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 	"github.com/mcpspec/mcpspec/session"
@@ -54,6 +55,14 @@ type scoreJSON struct {
 	Badge    string             `json:"badge,omitempty"`
 	MinScore *scoreMinJSON      `json:"minScore,omitempty"`
 	jsonOutcome
+}
+
+// runFigures implements [keptDocument]: the score, once there is one.
+func (s *scoreJSON) runFigures() (map[string]float64, bool) {
+	if s.Result == nil {
+		return nil, false
+	}
+	return map[string]float64{history.FigureScore: float64(s.Score)}, true
 }
 
 // scoreLatency is one measured answer time, reported and never scored.

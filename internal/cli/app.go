@@ -27,6 +27,10 @@ type IO struct {
 	// Abort, when closed, kills the servers' process trees at once instead of shutting them
 	// down gracefully (a second Ctrl-C); nil never.
 	Abort <-chan struct{}
+	// NoHistory keeps no run directory under .mcpspec/runs/<kind>/ and leaves the history
+	// database alone, as --no-history does: tests that run verbs in-process set it, so that
+	// nothing is written into the working directory (the package's source).
+	NoHistory bool
 }
 
 // Main runs mcpspec with the process's arguments and streams and exits with its exit code.
@@ -74,10 +78,11 @@ func Run(ctx context.Context, args []string, stdio *IO) ExitCode {
 	defer a.flush()
 	root := a.root()
 	err := root.Run(ctx, args)
+	code := exitCodeOf(ctx, err)
+	a.finishRun(ctx, code, root.Bool("no-history"))
 	if err == nil {
 		return ExitOK
 	}
-	code := exitCodeOf(ctx, err)
 	if code == ExitInterrupted && ctx.Err() != nil {
 		err = &Error{Code: code, Msg: fmt.Sprintf("interrupted (%v)", context.Cause(ctx)), Err: err}
 	}
@@ -97,10 +102,14 @@ type app struct {
 	masker *redact.Masker
 	// stdout and stderr are io's masking writers, flushed when the invocation ends.
 	stdout, stderr *redact.Writer
+	// started is when the invocation began; kept is its run for the history, handed over by
+	// the verb (nil: nothing to keep). See history_record.go.
+	started time.Time
+	kept    *keptRun
 }
 
 func newApp(stdio *IO) *app {
-	a := &app{term: *stdio, io: *stdio, masker: redact.NewMasker()}
+	a := &app{term: *stdio, io: *stdio, masker: redact.NewMasker(), started: time.Now()}
 	a.stdout, a.stderr = redact.NewWriter(stdio.Stdout, a.masker), redact.NewWriter(stdio.Stderr, a.masker)
 	a.io.Stdout, a.io.Stderr = a.stdout, a.stderr
 	return a
@@ -133,8 +142,10 @@ func (a *app) verbs() []*cli.Command {
 		a.raceCommand(),
 		a.headOfLineCommand(),
 		a.validateCommand(),
+		a.ciInitCommand(),
 		a.baselineCommand(),
 		a.compareCommand(),
+		a.historyCommand(),
 		a.loadCommand(),
 		a.benchCommand(),
 		a.reportCommand(),
@@ -147,6 +158,9 @@ func (a *app) verbs() []*cli.Command {
 		a.schemaCommand(),
 		a.testserverCommand(),
 		a.mcpCommand(),
+		a.proxyCommand(),
+		a.recordCommand(),
+		a.mockCommand(),
 		a.versionCommand(),
 	}
 }
@@ -171,6 +185,7 @@ func (a *app) root() *cli.Command {
 		Description: rootDescription,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json-errors", Usage: "on failure, also print one line of JSON on stderr: {error, category, exitCode, hint}"},
+			&cli.BoolFlag{Name: "no-history", Usage: "keep no run directory under .mcpspec/runs/ and leave the history database alone (also " + envNoHistory + "=1)"},
 		},
 		Commands:                        a.verbs(),
 		Reader:                          a.io.Stdin,

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpspec/mcpspec/internal/hint"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
+	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 
@@ -34,6 +35,8 @@ type target struct {
 type prepareHook struct {
 	spec    func(*spec.Options)
 	session func(*session.Options)
+	// dial wraps the dialer the SPEC became (record start records its frames).
+	dial func(transport.Dialer) transport.Dialer
 }
 
 // prepare validates the server flags and parses the SPEC; it starts nothing. Problems are
@@ -87,6 +90,18 @@ func (a *app) prepare(f serverFlags, verb string, hooks ...prepareHook) (*target
 		return nil, specError(err)
 	}
 	t.info = info
+	for _, h := range hooks {
+		if wrap := h.dial; wrap != nil {
+			inner := dial
+			dial = func(stderrPath string) (transport.Dialer, error) {
+				d, err := inner(stderrPath)
+				if err != nil {
+					return nil, err
+				}
+				return wrap(d), nil
+			}
+		}
+	}
 	sopts := session.Options{
 		ClientInfo:      session.Implementation{Name: "mcpspec", Version: buildVersion()},
 		ProtocolVersion: f.ProtocolVersion,
@@ -171,8 +186,8 @@ func (t *target) names(err error) bool {
 // stderr file is removed unless something failed. What the server sent that answered no
 // request is printed on stderr as a warning (inspect prints it as it goes); a server that still
 // answers gets a ping first, so a second answer to the last request is not lost.
-func (a *app) withSession(ctx context.Context, f serverFlags, verb string, fn func(ctx context.Context, t *target, s *session.Session) error) (err error) {
-	t, err := a.prepare(f, verb)
+func (a *app) withSession(ctx context.Context, f serverFlags, verb string, fn func(ctx context.Context, t *target, s *session.Session) error, hooks ...prepareHook) (err error) {
+	t, err := a.prepare(f, verb, hooks...)
 	if err != nil {
 		return err
 	}

@@ -67,11 +67,30 @@ func documentVerb[D any, P interface {
 		f := readServerFlags(cmd)
 		var out D
 		err := run(ctx, cmd, f, &out)
+		if k, ok := any(P(&out)).(keptDocument); ok {
+			if figs, ran := k.runFigures(); ran {
+				o := P(&out).outcome()
+				saved := *o
+				o.ExitCode = exitCodeOf(ctx, err)
+				if err != nil {
+					o.failureJSON = newFailureJSON(err)
+				}
+				a.keepRun(cmd.Name, f.Server, jsonBytes(P(&out)), figs)
+				*o = saved
+			}
+		}
 		if f.JSON {
 			return writeJSONOutcome(ctx, a.io.Stdout, P(&out), err, false)
 		}
 		return err
 	}
+}
+
+// keptDocument is a --json document of a verb whose runs the history keeps ([app.keepRun]).
+type keptDocument interface {
+	// runFigures returns the run's key figures (keys history.Figure…); ran is false when the
+	// verb stopped before it ran anything (bad flags), and then nothing is kept.
+	runFigures() (figures map[string]float64, ran bool)
 }
 
 // prettyJSON indents raw JSON; invalid JSON is returned as is.

@@ -10,8 +10,12 @@ import (
 )
 
 // version is set at link time: go build -ldflags "-X github.com/mcpspec/mcpspec/internal/cli.version=v1.2.3".
-// It is the one package-level variable of this package.
+// It and commit are the only package-level variables of this package.
 var version string
+
+// commit is set at link time (-X github.com/mcpspec/mcpspec/internal/cli.commit=SHA) by release
+// builds (.goreleaser.yaml, the Dockerfile); else the VCS stamp of the build info serves.
+var commit string
 
 // buildVersion returns the link-time version, else the module version from the build info,
 // else "devel".
@@ -27,6 +31,9 @@ func buildVersion() string {
 
 // vcsRevision returns the commit the binary was built from, if recorded.
 func vcsRevision() (rev string, modified bool) {
+	if commit != "" {
+		return commit, false
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "", false

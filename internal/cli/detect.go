@@ -131,6 +131,12 @@ func runDetectorVerb[O any, R detect.Report](ctx context.Context, a *app, f serv
 		}
 		return verdict(r), nil
 	})
+	if rep != nil || exitCodeOf(ctx, err) != ExitConfig {
+		var doc bytes.Buffer
+		if writeDetectorJSON(&doc, ctx, transportOf(f), rep, err) == nil {
+			a.keepRun(verb, f.Server, doc.Bytes(), testsFigures(rep))
+		}
+	}
 	if f.JSON {
 		if werr := writeDetectorJSON(a.io.Stdout, ctx, transportOf(f), rep, err); err == nil {
 			err = werr

@@ -19,6 +19,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/baseline/history"
 	"github.com/mcpspec/mcpspec/collection"
 	"github.com/mcpspec/mcpspec/detect/fuzz"
 	"github.com/mcpspec/mcpspec/detect/fuzz/mutate"
@@ -199,6 +200,10 @@ func (a *app) fuzz(ctx context.Context, cmd *cli.Command) error {
 		return t.connectError(ctx, runErr)
 	}
 	failed = rep.Bugs() > 0
+	var fuzzDoc bytes.Buffer
+	if writeFuzzJSON(&fuzzDoc, rep) == nil {
+		a.keepRun("fuzz", t.info.Spec, fuzzDoc.Bytes(), map[string]float64{history.FigureFindings: float64(rep.Bugs())})
+	}
 	var problems []error
 	switch {
 	case r.save != "" && rep.Bugs() > 0:

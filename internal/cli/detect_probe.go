@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/baseline/history"
 	"github.com/mcpspec/mcpspec/detect/probe"
 	"github.com/mcpspec/mcpspec/internal/textfmt"
 )
@@ -66,6 +67,10 @@ func (a *app) probe(ctx context.Context, cmd *cli.Command) error {
 	prog.done()
 	if err == nil && rep.Failed() {
 		err = &Error{Code: ExitFailure, Msg: probeVerdict(rep.Counts, opts.Strict)}
+	}
+	if rep != nil {
+		a.keepRun("probe", f.Server, jsonBytes(probeJSON{Report: rep, jsonOutcome: jsonOutcome{ExitCode: exitCodeOf(ctx, err)}}),
+			map[string]float64{history.FigureTests: float64(len(rep.Results)), history.FigureFailed: float64(rep.Counts.Fail), history.FigureFindings: float64(rep.Counts.Fail)})
 	}
 	if f.JSON {
 		out := probeJSON{Report: rep}

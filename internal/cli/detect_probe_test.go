@@ -33,7 +33,7 @@ func TestProbeJSONFollowsSchema(t *testing.T) {
 			var out, errb bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			code := Run(ctx, append([]string{"mcpspec", "probe", "--json"}, c.args...), &IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, TempDir: t.TempDir()})
+			code := Run(ctx, append([]string{"mcpspec", "probe", "--json"}, c.args...), &IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, TempDir: t.TempDir(), NoHistory: true})
 			if code != c.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, c.code, errb.String())
 			}

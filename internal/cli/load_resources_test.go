@@ -43,7 +43,7 @@ func runLoadCLI(t *testing.T, args ...string) loadOut {
 	var stdout, stderr bytes.Buffer
 	argv := append([]string{"mcpspec", "load"}, args...)
 	argv = append(argv, "--out", out, "--run-id", "r")
-	code := Run(ctx, argv, &IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir(), Executable: exe})
+	code := Run(ctx, argv, &IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir(), Executable: exe, NoHistory: true})
 	o := loadOut{code: code, stdout: stdout.String(), stderr: stderr.String(), dir: filepath.Join(out, "r")}
 	if raw, err := os.ReadFile(filepath.Join(o.dir, rundir.MetricsFile)); err == nil {
 		o.raw = raw

@@ -88,7 +88,11 @@ func (a *app) load(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer lr.cleanup()
-	return a.runLoad(ctx, lr)
+	err = a.runLoad(ctx, lr)
+	if lr.result != nil {
+		a.keepRunDir("load", lr.cfg.ServerSpec, lr.dir, rundir.MetricsFile, loadFigures(lr.result))
+	}
+	return err
 }
 
 // loadRun is a load run ready to start.
@@ -102,6 +106,8 @@ type loadRun struct {
 	reporters []reporterSpec
 	cleanup   func()
 	ths       []threshold.Threshold
+	// result is the run's metrics once written (nil before, or when it could not run).
+	result *metrics.Run
 }
 
 // prepareLoad resolves the command line (and a collection) into a run.
@@ -321,6 +327,7 @@ func (a *app) runLoad(ctx context.Context, lr *loadRun) error {
 	if err := rundir.Write(lr.dir, run, &rundir.Options{Config: lr.plan, Masker: a.masker}); err != nil {
 		return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
 	}
+	lr.result = run
 	if err := a.writeLoadReports(lr, run); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/baseline/history"
 	"github.com/mcpspec/mcpspec/internal/poll"
 )
 
@@ -52,6 +53,17 @@ func TestWatchRerunsOnChange(t *testing.T) {
 	}
 	assertNoPanic(t, p.stderr.String())
 	p.assertNoLeftovers(t)
+	// Each run of the watch is in the history, in order.
+	var verdicts []string
+	runs, _ := filepath.Glob(filepath.Join(dir, ".mcpspec", "runs", "test", "*"))
+	for _, r := range runs {
+		if h, err := history.ReadHeader(r); err == nil {
+			verdicts = append(verdicts, h.Verdict)
+		}
+	}
+	if strings.Join(verdicts, " ") != "pass fail" {
+		t.Errorf("history of the watch: %v, want [pass fail]", verdicts)
+	}
 }
 
 // TestWatchInterruptDuringRun interrupts a watched run while a call is in flight: that run's

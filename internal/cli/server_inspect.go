@@ -83,7 +83,13 @@ func (a *app) inspect(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Present() {
 		return usageError(cmd, fmt.Errorf("unexpected argument %q (the server goes in --server)", cmd.Args().First()))
 	}
-	return a.withSession(ctx, f, "inspect", func(ctx context.Context, t *target, s *session.Session) error {
+	return a.runInspect(ctx, f, "inspect")
+}
+
+// runInspect runs the inspect REPL on a session with the server f names; hooks adjust how it is
+// opened (record start records its frames).
+func (a *app) runInspect(ctx context.Context, f serverFlags, verb string, hooks ...prepareHook) error {
+	return a.withSession(ctx, f, verb, func(ctx context.Context, t *target, s *session.Session) error {
 		src := newLineSource(a.io.Stdin, a.term.Stdout, "mcpspec> ")
 		defer src.close()
 		r := &repl{t: t, s: s, out: a.io.Stdout, err: a.io.Stderr, flush: a.flush, completer: newCompleter()}
@@ -97,7 +103,7 @@ func (a *app) inspect(ctx context.Context, cmd *cli.Command) error {
 			fmt.Fprintf(r.out, "Connected to %s %s (protocol %s, %s). Type .help for commands.\n", orDash(info.Name), info.Version, s.ProtocolVersion(), t.info)
 		}
 		return r.loop(ctx, src)
-	})
+	}, hooks...)
 }
 
 // loop reads and runs commands until .exit, end of input or cancellation. A failed command is

@@ -71,6 +71,7 @@ func (a *app) testCommand() *cli.Command {
 			&cli.StringFlag{Name: "data", Aliases: []string{"d"}, Usage: "run each collection once per row of `FILE` (CSV with a header row, or a JSON array of objects), the row's values as variables"},
 			&cli.StringFlag{Name: "data-key", Usage: "name each --data iteration by the values of `COLUMN` instead of \"row N\""},
 			&cli.BoolFlag{Name: "json", Usage: "print the results document on stdout (as --reporter json)"},
+			&cli.BoolFlag{Name: "step", Usage: "on a terminal, pause before each test: Enter runs it, s skips it, p [NAME] prints variables, set NAME VALUE edits one, q aborts (the reports hold the tests that ran)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan — servers, tests in order, dependencies, blocks — and exit without starting or connecting anything"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error { return a.test(ctx, cmd, save) },
@@ -120,6 +121,10 @@ type testConfig struct {
 	data *dataFlags
 	// dryRun prints the plan instead of running; json prints it (or the results) as JSON.
 	dryRun, json bool
+	// step is the --step prompt; nil without it.
+	step *stepper
+	// noHistory is --no-history (a watch records each of its runs itself).
+	noHistory bool
 }
 
 func (a *app) test(ctx context.Context, cmd *cli.Command, save *optionalName) error {
@@ -143,6 +148,7 @@ func (a *app) testConfig(ctx context.Context, cmd *cli.Command, save *optionalNa
 		ignoreLatency: cmd.Bool("ignore-latency"),
 		keepStderr:    cmd.Bool("keep-stderr"),
 		skipLoad:      cmd.Bool("skip-load"),
+		noHistory:     cmd.Bool("no-history"),
 		minCoverage:   -1,
 	}
 	if cmd.IsSet("min-coverage") {
@@ -231,6 +237,13 @@ func (a *app) testConfig(ctx context.Context, cmd *cli.Command, save *optionalNa
 		StderrDir:       runStderrDir,
 		MaxMessageSize:  maxMessage,
 		Abort:           a.io.Abort,
+	}
+	if cmd.Bool("step") {
+		if err := a.checkStep(cfg); err != nil {
+			return nil, err
+		}
+		cfg.step = a.newStepper()
+		cfg.ropts.Step = cfg.step.step
 	}
 	cfg.load = cfg.ropts.LoadOptions()
 	cfg.load.Masker = a.masker

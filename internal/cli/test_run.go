@@ -176,6 +176,7 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 	if _, err := baseline.SaveLatest(".", run, a.masker); err != nil {
 		problems = append(problems, err)
 	}
+	a.keepRun("test", runServers(run), jsonBytes(run), testFigures(run))
 	notes := a.noteWriter(cfg)
 	if cfg.saveBaseline != nil && cfg.saveBaseline.set {
 		name := cfg.saveBaseline.name
@@ -211,6 +212,8 @@ func (a *app) runAndReport(ctx context.Context, cfg *testConfig, cols []*collect
 	case !run.OK():
 		c := run.Counts()
 		return &Error{Code: ExitFailure, Msg: fmt.Sprintf("%d of %s did not pass (%d failed, %d errored)", c.Failed+c.Errored, textfmt.Plural(c.Total, "test"), c.Failed, c.Errored)}
+	case cfg.step != nil && cfg.step.wasAborted():
+		return &Error{Code: ExitInterrupted, Msg: "aborted at the step prompt: the reports hold the tests that ran"}
 	case run.Interrupted:
 		return &Error{Code: ExitFailure, Msg: "the run stopped early"}
 	case cfg.ropts.Strict && run.Findings() > 0:

@@ -17,10 +17,14 @@ func (a *app) watch(ctx context.Context, cfg *testConfig) error {
 	for {
 		files := watchedFiles(cfg.paths)
 		stamp := stamps(files)
+		a.started = time.Now()
 		err := a.testOnce(ctx, cfg)
 		if ctx.Err() != nil {
-			return err
+			return err // Run keeps this last, interrupted run
 		}
+		// Every run of a watch is a run of its own in the history.
+		a.finishRun(ctx, exitCodeOf(ctx, err), cfg.noHistory)
+		a.kept = nil
 		if err != nil {
 			report(a.io.Stderr, err, exitCodeOf(ctx, err), false)
 		}

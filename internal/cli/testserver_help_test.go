@@ -13,7 +13,7 @@ import (
 func helpShape(t *testing.T, args ...string) (sections []string, options []string) {
 	t.Helper()
 	var stdout, stderr strings.Builder
-	if code := Run(t.Context(), append([]string{"mcpspec"}, args...), &IO{Stdout: &stdout, Stderr: &stderr}); code != ExitOK {
+	if code := Run(t.Context(), append([]string{"mcpspec"}, args...), &IO{Stdout: &stdout, Stderr: &stderr, NoHistory: true}); code != ExitOK {
 		t.Fatalf("%s: exit %d, stderr %q", strings.Join(args, " "), code, stderr.String())
 	}
 	if stderr.Len() > 0 {

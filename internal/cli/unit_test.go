@@ -182,7 +182,7 @@ func TestRunInProcess(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, errb strings.Builder
-		code := Run(context.Background(), tt.args, &IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, TempDir: t.TempDir()})
+		code := Run(context.Background(), tt.args, &IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, TempDir: t.TempDir(), NoHistory: true})
 		if code != tt.code || !strings.Contains(out.String(), tt.stdout) || !strings.Contains(errb.String(), tt.stderrLine) {
 			t.Errorf("Run(%q) = %d\nstdout: %s\nstderr: %s\nwant %d, stdout ⊇ %q, stderr ⊇ %q", tt.args, code, out.String(), errb.String(), tt.code, tt.stdout, tt.stderrLine)
 		}

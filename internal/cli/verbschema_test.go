@@ -30,7 +30,7 @@ func runVerb(t *testing.T, args ...string) (string, ExitCode) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := Run(ctx, append([]string{"mcpspec"}, args...), &IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir()})
+	code := Run(ctx, append([]string{"mcpspec"}, args...), &IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir(), NoHistory: true})
 	if stderr.Len() > 0 {
 		t.Logf("stderr: %s", stderr.String())
 	}
@@ -73,6 +73,7 @@ func TestVerbJSONFollowsSchema(t *testing.T) {
 	// The schemas are not rubber stamps.
 	for _, bad := range []struct{ schema, doc string }{
 		{"tokens.v1.json", `{"exitCode":0,"bogus":1}`},
+		{"replay.v1.json", `{"exitCode":0,"results":[{"id":1,"method":"x","status":"same"}]}`},
 		{"tokens.v1.json", `{"exitCode":0,"tools":[{"tool":"x","full":1}]}`},
 		{"docs.v1.json", `{"exitCode":1,"check":{"diff":""}}`},
 		{"retrieval.v1.json", `{"exitCode":0,"metrics":{"recallAt":{"x":1},"mrr":0,"ndcgAt10":0,"map":0}}`},

@@ -20,6 +20,7 @@ func newDialer(info Info, addr string, o *Options) (transport.Dialer, error) {
 			OnlyEnv:      o.OnlyEnv,
 			Dir:          o.Dir,
 			StderrPath:   o.StderrPath,
+			Stderr:       o.Stderr,
 			MaxFrameSize: o.MaxMessageSize,
 			Abort:        o.Abort,
 			Grace:        o.ShutdownGrace,

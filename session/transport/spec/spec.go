@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -56,6 +57,9 @@ type Options struct {
 	// StderrPath is the file that receives a stdio server's stderr ("" = keep only its tail in
 	// memory).
 	StderrPath string
+	// Stderr, when set, also receives a stdio server's stderr as it arrives (see
+	// [stdio.Command.Stderr]).
+	Stderr io.Writer
 	// Executable is the program that runs the built-in server for a "testserver" SPEC
 	// ("" = [os.Executable]).
 	Executable string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -41,6 +42,9 @@ type Command struct {
 	// memory. The file stays bounded: its first [StderrHead] bytes, a line saying how much was
 	// dropped, and the last [StderrTail] bytes or so.
 	StderrPath string
+	// Stderr, when set, also receives everything the child writes to stderr, as it arrives (a
+	// proxy passes it through); a write error stops only the copying to Stderr.
+	Stderr io.Writer
 	// Grace is how long Close waits for the child to exit after closing its stdin
 	// (default [DefaultGrace]).
 	Grace time.Duration
@@ -99,6 +103,7 @@ func (c Command) Start(ctx context.Context) (*Conn, error) {
 		grace:         orDefault(c.Grace, DefaultGrace),
 		termGrace:     orDefault(c.TermGrace, DefaultTermGrace),
 		stderrPath:    c.StderrPath,
+		stderrCopy:    c.Stderr,
 		exited:        make(chan struct{}),
 		drained:       make(chan struct{}),
 		stdoutDrained: make(chan struct{}),

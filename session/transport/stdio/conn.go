@@ -60,6 +60,7 @@ type Conn struct {
 	tail       tailBuffer
 	stderrPath string
 	stderrLog  *stderrLog
+	stderrCopy io.Writer // also receives stderr (Command.Stderr); set to nil by drainStderr after a write error
 	// stderrErr is the first error writing the stderr file; set by drainStderr before drained.
 	stderrErr error
 
@@ -116,6 +117,25 @@ func (c *Conn) Send(ctx context.Context, frame []byte) error {
 			return transport.ErrClosed
 		}
 		return fmt.Errorf("stdio: send to %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// CloseWrite ends the conversation politely without ending the connection: it flushes the
+// frames queued for the child (within ctx) and closes the child's stdin, so the child reads
+// end of input and may still answer and exit on its own; Recv goes on until its stdout ends.
+// Close is still needed afterwards (it then skips closing stdin). A proxy whose client closed
+// its side uses it to pass the last answers on.
+func (c *Conn) CloseWrite(ctx context.Context) error {
+	if c.closed.Load() {
+		return transport.ErrClosed
+	}
+	err := c.w.Flush(ctx)
+	if cerr := c.stdin.Close(); err == nil && cerr != nil && !errors.Is(cerr, os.ErrClosed) {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stdio: close the input of %s: %w", c.name, err)
 	}
 	return nil
 }
@@ -203,6 +223,11 @@ func (c *Conn) drainStderr() {
 		n, err := c.stderr.Read(buf)
 		if n > 0 {
 			c.tail.Write(buf[:n])
+			if c.stderrCopy != nil {
+				if _, werr := c.stderrCopy.Write(buf[:n]); werr != nil {
+					c.stderrCopy = nil
+				}
+			}
 			if c.stderrLog != nil && c.stderrErr == nil {
 				if _, werr := c.stderrLog.Write(buf[:n]); werr != nil {
 					c.stderrErr = fmt.Errorf("stdio: save stderr of %s: %w", c.name, werr)
