@@ -13,9 +13,10 @@ import (
 )
 
 // TestCookbookCovered keeps docs/cookbook.md true: every fenced block of the page is selected by
-// a readme (commands, collections) or readmeout (outputs) line of testdata/script/cookbook.txtar,
-// and every command block it writes out is then run, so a block added to the page without a
-// test fails here, and one that drifts from the CLI fails TestScripts/cookbook.
+// a readme (commands, collections) or readmeout (outputs) line of a
+// testdata/script/cookbook_*.txtar (one script per recipe, so they run in parallel), and every
+// command block a script writes out it then runs, so a block added to the page without a test
+// fails here, and one that drifts from the CLI fails TestScripts/cookbook_*.
 func TestCookbookCovered(t *testing.T) {
 	root := filepath.Join("..", "..")
 	page := filepath.Join(root, "docs", "cookbook.md")
@@ -23,36 +24,42 @@ func TestCookbookCovered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar, err := txtar.ParseFile(filepath.Join("testdata", "script", "cookbook.txtar"))
-	if err != nil {
-		t.Fatal(err)
+	scripts, err := filepath.Glob(filepath.Join("testdata", "script", "cookbook_*.txtar"))
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no testdata/script/cookbook_*.txtar (%v)", err)
 	}
-	used := map[string]bool{} // "lang\nblock" of each block the script selects
-	script := strings.Split(string(ar.Comment), "\n")
-	for i, line := range script {
-		args := scriptArgs(line)
-		var lang, text string
-		switch {
-		case len(args) == 4 && args[0] == "readme":
-			lang, text = args[1], args[2]
-			if lang == "sh" && !ranLater(script[i+1:], args[3]) {
-				t.Errorf("cookbook.txtar:%d: %s is written but never run (exec … sh %s)", i+1, args[3], args[3])
-			}
-		case len(args) == 2 && args[0] == "readmeout":
-			lang, text = "text", args[1]
-		default:
-			continue
-		}
-		block, file, err := docBlock(root, lang, text)
+	used := map[string]bool{} // "lang\nblock" of each block the scripts select
+	for _, name := range scripts {
+		ar, err := txtar.ParseFile(name)
 		if err != nil {
-			t.Errorf("cookbook.txtar:%d: %v", i+1, err)
-			continue
+			t.Fatal(err)
 		}
-		if file != page {
-			t.Errorf("cookbook.txtar:%d: %q selects a %s block of %s, not of the cookbook: make it unique", i+1, text, lang, file)
-			continue
+		script := strings.Split(string(ar.Comment), "\n")
+		for i, line := range script {
+			args := scriptArgs(line)
+			var lang, text string
+			switch {
+			case len(args) == 4 && args[0] == "readme":
+				lang, text = args[1], args[2]
+				if lang == "sh" && !ranLater(script[i+1:], args[3]) {
+					t.Errorf("%s:%d: %s is written but never run (exec … sh %s)", name, i+1, args[3], args[3])
+				}
+			case len(args) == 2 && args[0] == "readmeout":
+				lang, text = "text", args[1]
+			default:
+				continue
+			}
+			block, file, err := docBlock(root, lang, text)
+			if err != nil {
+				t.Errorf("%s:%d: %v", name, i+1, err)
+				continue
+			}
+			if file != page {
+				t.Errorf("%s:%d: %q selects a %s block of %s, not of the cookbook: make it unique", name, i+1, text, lang, file)
+				continue
+			}
+			used[lang+"\n"+block] = true
 		}
-		used[lang+"\n"+block] = true
 	}
 	var missing []string
 	for _, m := range regexp.MustCompile("(?s)```([a-z]*)\n(.*?)```").FindAllStringSubmatch(string(doc), -1) {
@@ -61,7 +68,7 @@ func TestCookbookCovered(t *testing.T) {
 		}
 	}
 	if d := cmp.Diff([]string(nil), missing); d != "" {
-		t.Errorf("docs/cookbook.md has blocks cookbook.txtar does not run or check (-want +got):\n%s", d)
+		t.Errorf("docs/cookbook.md has blocks no cookbook_*.txtar runs or checks (-want +got):\n%s", d)
 	}
 }
 
@@ -77,7 +84,7 @@ func ranLater(lines []string, file string) bool {
 }
 
 // scriptArgs splits a testscript line into its words as testscript does for these commands:
-// blanks separate words, and '…' quotes (with '' for a quote) keep them together.
+// blanks separate words, and '…' quotes (with ” for a quote) keep them together.
 func scriptArgs(line string) []string {
 	var args []string
 	var word strings.Builder
