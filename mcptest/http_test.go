@@ -574,3 +574,57 @@ func TestHostValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestBearerToken checks Options.BearerToken: every endpoint answers 401 with a Bearer
+// challenge to a request without the token or with another one, and serves one that has it.
+func TestBearerToken(t *testing.T) {
+	s := mcptest.NewServer(&mcptest.Options{BearerToken: "s3cret"})
+	t.Cleanup(s.Close)
+	hc := httpClient(t)
+	tests := []struct {
+		auth string
+		want int
+	}{
+		{"", 401},
+		{"Bearer wrong", 401},
+		{"Basic s3cret", 401},
+		{"Bearer s3cret-and-more", 401},
+		{"Bearer s3cret", 200},
+		{"bearer s3cret", 200},
+	}
+	for _, path := range []string{mcptest.PathStreamable, mcptest.PathSSE} {
+		for _, tt := range tests {
+			method := "POST"
+			if path == mcptest.PathSSE {
+				method = "GET"
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			var body io.Reader
+			if method == "POST" {
+				b, _ := json.Marshal(rpc(1, "initialize", initParams))
+				body = bytes.NewReader(b)
+			}
+			req, err := http.NewRequestWithContext(ctx, method, "http://"+s.Addr+path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			resp.Body.Close()
+			cancel()
+			if resp.StatusCode != tt.want {
+				t.Errorf("%s %s with Authorization %q: HTTP %d, want %d", method, path, tt.auth, resp.StatusCode, tt.want)
+			}
+			if challenge := resp.Header.Get("WWW-Authenticate"); tt.want == 401 && !strings.HasPrefix(challenge, "Bearer ") {
+				t.Errorf("%s %s with Authorization %q: WWW-Authenticate %q, want a Bearer challenge", method, path, tt.auth, challenge)
+			}
+		}
+	}
+}

@@ -66,6 +66,10 @@ type Options struct {
 	// that need a sloppy server: by default a request whose Host is not localhost, 127.0.0.1,
 	// [::1] or the bound host, with the bound port, is answered 403.
 	AllowAnyHost bool
+	// BearerToken, when set, protects the network transports: an HTTP request (or WebSocket
+	// upgrade) without the header "Authorization: Bearer BearerToken" is answered 401 with
+	// "WWW-Authenticate: Bearer", as a token-protected remote server does. Stdio and TCP ignore it.
+	BearerToken string
 
 	// HangFirstCall leaves the first tools/call of the server unanswered until its
 	// connection or the server closes (the lazy-init deadlock).

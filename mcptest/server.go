@@ -2,6 +2,7 @@ package mcptest
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,7 +41,9 @@ type Server struct {
 	Backend *Backend
 
 	// anyHost turns the Host check off (Options.AllowAnyHost).
-	anyHost   bool
+	anyHost bool
+	// token is the bearer token every request must carry, if not empty (Options.BearerToken).
+	token     string
 	srv       *http.Server
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -84,6 +87,7 @@ func StartServer(l net.Listener, opts *Options) (*Server, error) {
 		Addr:        addr,
 		Backend:     b,
 		anyHost:     opts != nil && (opts.AllowAnyHost || opts.SloppyHTTP),
+		token:       b.opts.BearerToken,
 		serveDone:   make(chan struct{}),
 		sessions:    make(map[string]*httpSession),
 		sseSessions: make(map[string]*sseSession),
@@ -139,6 +143,11 @@ func (s *Server) track(next http.Handler) http.Handler {
 			http.Error(w, "forbidden origin "+origin, http.StatusForbidden)
 			return
 		}
+		if s.token != "" && !bearerOK(r.Header.Get("Authorization"), s.token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcptest"`)
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -167,6 +176,16 @@ func allowedHost(host, addr string) bool {
 		return net.ParseIP(h) != nil
 	}
 	return false
+}
+
+// bearerOK reports whether an Authorization header value carries token as a bearer token
+// (the scheme is case-insensitive; the token is compared in constant time).
+func bearerOK(header, token string) bool {
+	scheme, got, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
 }
 
 // loopbackOrigin reports whether an Origin header names a loopback host.

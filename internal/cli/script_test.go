@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,9 +70,10 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       golden.Update(),
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"serve":    cmdServe,
-			"serveweb": cmdServeWeb,
-			"readme":   cmdReadme,
+			"serve":     cmdServe,
+			"serveweb":  cmdServeWeb,
+			"readme":    cmdReadme,
+			"readmeout": cmdReadmeOut,
 		},
 		Condition: func(cond string) (bool, error) {
 			name, ok := strings.CutPrefix(cond, "transport:")
@@ -173,27 +175,116 @@ func cmdReadme(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: readme LANG TEXT FILE")
 	}
-	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	block, _, err := docBlock(filepath.Join("..", ".."), args[0], args[1])
 	ts.Check(err)
-	var text strings.Builder
-	for _, name := range append([]string{filepath.Join("..", "..", "README.md")}, docs...) {
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block), 0o644))
+}
+
+// cmdReadmeOut is `readmeout TEXT`: the first ```text block of the documentation (as for
+// readme) that contains TEXT shows what the last command printed. Each of its lines must match
+// a line of that command's stdout, or else of its stderr, in order within each stream, so the
+// documentation can leave lines out; a line that is only "…" marks such a cut and is skipped.
+// Numbers (with their units: 1.5ms, 27.0 MB, 100.2/s) and runs of blanks match any others, so
+// timings and table widths may vary while the text around them may not; a line ending in "…"
+// matches a line that starts with the rest.
+func cmdReadmeOut(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: readmeout TEXT")
+	}
+	block, _, err := docBlock(filepath.Join("..", ".."), "text", args[0])
+	ts.Check(err)
+	if err := matchOutput(block, ts.ReadFile("stdout"), ts.ReadFile("stderr")); err != nil {
+		ts.Fatalf("the documented output (the text block containing %q) drifted from the command's: %v", args[0], err)
+	}
+}
+
+// matchOutput checks a documented output block against a command's stdout and stderr (see
+// cmdReadmeOut) and names the first documented line that matches neither, in order.
+func matchOutput(doc, stdout, stderr string) error {
+	streams := [][]string{strings.Split(stdout, "\n"), strings.Split(stderr, "\n")}
+	next := []int{0, 0}
+	for _, line := range strings.Split(strings.TrimRight(doc, "\n"), "\n") {
+		line = strings.TrimRight(line, " ")
+		if line == "" || line == "…" {
+			continue
+		}
+		re := outputLineRE(line)
+		found := false
+		for s, lines := range streams {
+			for i := next[s]; i < len(lines); i++ {
+				if re.MatchString(strings.TrimRight(lines[i], " ")) {
+					next[s], found = i+1, true
+					break
+				}
+			}
+			if found {
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("no line after the previous match, on stdout or stderr, matches %q (as %s)\nstdout:\n%s\nstderr:\n%s", line, re, stdout, stderr)
+		}
+	}
+	return nil
+}
+
+// numberRE is a number in documented output, with its unit if any.
+const numberRE = `[0-9]+(?:\.[0-9]+)?(?:ns|µs|us|ms|s|m|h|%|/s| ?(?:B|KB|MB|GB|KiB|MiB|GiB))?`
+
+// outputLineRE makes a documented output line into the regular expression an actual line must
+// match: numbers (numberRE) match any number with any such unit, blanks any blanks, and a
+// trailing "…" anything.
+func outputLineRE(line string) *regexp.Regexp {
+	prefix := false
+	if rest, ok := strings.CutSuffix(line, "…"); ok && strings.TrimSpace(rest) != "" {
+		line, prefix = rest, true
+	}
+	num := regexp.MustCompile(numberRE)
+	var b strings.Builder
+	b.WriteString("^")
+	last := 0
+	for _, m := range num.FindAllStringIndex(line, -1) {
+		b.WriteString(blanks(regexp.QuoteMeta(line[last:m[0]])))
+		b.WriteString(numberRE)
+		last = m[1]
+	}
+	b.WriteString(blanks(regexp.QuoteMeta(line[last:])))
+	if !prefix {
+		b.WriteString("$")
+	}
+	return regexp.MustCompile(b.String())
+}
+
+// blanks makes every run of blanks in a quoted pattern match any run of blanks.
+func blanks(quoted string) string {
+	return regexp.MustCompile(` +`).ReplaceAllString(quoted, ` +`)
+}
+
+// docBlock returns the first ```lang block that contains text in root's README.md or else in
+// its docs/*.md (in name order), and the file it is in.
+func docBlock(root, lang, text string) (block, file string, err error) {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return "", "", err
+	}
+	fence := "```" + lang + "\n"
+	for _, name := range append([]string{filepath.Join(root, "README.md")}, docs...) {
 		b, err := os.ReadFile(name)
-		ts.Check(err)
-		text.Write(b)
-		text.WriteString("\n")
-	}
-	fence := "```" + args[0] + "\n"
-	for rest := text.String(); ; {
-		i := strings.Index(rest, fence)
-		if i < 0 {
-			ts.Fatalf("README.md and docs/*.md have no %s block containing %q", args[0], args[1])
+		if err != nil {
+			return "", "", err
 		}
-		rest = rest[i+len(fence):]
-		block, after, _ := strings.Cut(rest, "```")
-		if strings.Contains(block, args[1]) {
-			ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block), 0o644))
-			return
+		for rest := string(b); ; {
+			i := strings.Index(rest, fence)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(fence):]
+			block, after, _ := strings.Cut(rest, "```")
+			if strings.Contains(block, text) {
+				return block, name, nil
+			}
+			rest = after
 		}
-		rest = after
 	}
+	return "", "", fmt.Errorf("README.md and docs/*.md have no %s block containing %q", lang, text)
 }
