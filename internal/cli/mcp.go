@@ -67,7 +67,10 @@ func (a *app) mcpServe(ctx context.Context, cmd *cli.Command) error {
 		return &Error{Code: ExitRuntime, Msg: err.Error(), Err: err}
 	}
 	if transport == "stdio" {
-		t := &mcp.IOTransport{Reader: io.NopCloser(a.term.Stdin), Writer: nopWriteCloser{a.term.Stdout}}
+		// A client that closes stdin after its requests still gets their answers (up to
+		// a tool's own time cap), rather than a server that stops at end of input.
+		drain := mcpserve.NewDrain(a.term.Stdin, a.term.Stdout, mcpserve.DrainWait)
+		t := &mcp.IOTransport{Reader: io.NopCloser(drain.Reader()), Writer: nopWriteCloser{drain.Writer()}}
 		if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 			return &Error{Code: ExitRuntime, Msg: "mcp: " + err.Error(), Err: err}
 		}
