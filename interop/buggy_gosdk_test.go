@@ -100,6 +100,7 @@ func goHTTPTwin(t *testing.T, exe, pair string, buggy bool) twinTarget {
 // TestBuggyGoSDK runs each detector on each Go SDK pair: found on the buggy twin with its
 // class, nothing on the healthy one, and the conformance probe fails no row of a healthy twin.
 func TestBuggyGoSDK(t *testing.T) {
+	t.Parallel()
 	twinGate(t)
 	exe := buildGoTwins(t)
 	twins := func(t *testing.T, each func(t *testing.T, buggy bool)) {

@@ -24,6 +24,7 @@ const examplesRunBound = 90 * time.Second
 // pinned Node servers), twice in a row on the same state, and checks that every test passes
 // both times, that the JUnit report says so, and that no server process outlives mcpspec.
 func TestExamplesAgainstRealServers(t *testing.T) {
+	t.Parallel()
 	requireNodePeer(t, "@modelcontextprotocol/server-everything")
 	requireNodePeer(t, "@modelcontextprotocol/server-filesystem")
 	exe := buildMcpspec(t)
@@ -52,6 +53,7 @@ func TestExamplesAgainstRealServers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
 			// The collections start their server as `node interop/node_modules/…`, relative to
 			// the working directory: a scratch directory with an interop link keeps the run's
 			// .mcpspec state out of the repository.

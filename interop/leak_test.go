@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/mcpspec/mcpspec/internal/testparallel"
 	"github.com/mcpspec/mcpspec/loadgen/leak"
 	"github.com/mcpspec/mcpspec/loadgen/resources"
 	"github.com/mcpspec/mcpspec/mcptest"
@@ -33,7 +34,8 @@ import (
 
 // TestMain lets the test binary serve as `mcpspec testserver` (a "testserver" SPEC runs
 // os.Executable with that first argument), so the reference server is a real child process
-// with its own memory.
+// with its own memory. The tests mostly wait on Node servers and mcpspec runs: up to
+// interopParallel of them overlap (see interopParallel).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "testserver" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -41,12 +43,18 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	testparallel.Raise(interopParallel)
 	code := m.Run()
 	if builtMcpspec.dir != "" {
 		os.RemoveAll(builtMcpspec.dir)
 	}
 	os.Exit(code)
 }
+
+// interopParallel is how many parallel tests of the package run at once. Each starts a Node
+// server (about 0.5 s of CPU) or an mcpspec run, then mostly waits; on 2 cores more than
+// this only queues (measured: see the commit that set it).
+const interopParallel = 4
 
 // soakPlan is the load of a leak soak: echo calls at a fixed rate from a few workers on one
 // session, memory sampled at an interval. Every soak is bounded in time and in calls.

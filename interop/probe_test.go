@@ -146,6 +146,7 @@ func startListening(t *testing.T, cmd *exec.Cmd, addr string) {
 // whose Host and Origin are a foreign site's), which the official suite fails too
 // (dns-rebinding-protection, see TestProbeAgreesWithConformanceSuite).
 func TestProbePeers(t *testing.T) {
+	t.Parallel()
 	everything := requireNodePeer(t, everythingPkg)
 	filesystem := requireNodePeer(t, filesystemPkg)
 	memory := requireNodePeer(t, memoryPkg)
@@ -298,6 +299,7 @@ func conformanceSuite(t *testing.T, url string) map[string]string {
 // against the same servers and compares every check both make: a check the suite passes is a
 // row the probe passes, a check it fails is a row the probe fails or warns about.
 func TestProbeAgreesWithConformanceSuite(t *testing.T) {
+	t.Parallel()
 	everything := requireNodePeer(t, everythingPkg)
 	goServer := goConformanceBinary(t)
 	for _, c := range []struct {
@@ -312,6 +314,7 @@ func TestProbeAgreesWithConformanceSuite(t *testing.T) {
 		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			url := c.url(t)
 			suite := conformanceSuite(t, url)
 			rep := probeServer(t, url, spec.Options{Transport: spec.HTTP})
