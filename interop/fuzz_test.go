@@ -129,16 +129,12 @@ func TestFuzzGoSDKServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the Go SDK's conformance server")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("go not on PATH: %v", err)
 	}
-	exe := filepath.Join(t.TempDir(), "everything-server")
+	exe := goBuild(t, goConformanceServer)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", exe, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	t.Run("seeded", func(t *testing.T) {
 		o := peerFuzzOptions(22)
 		o.IncludeDestructive = true

@@ -3,7 +3,6 @@
 package interop
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -158,20 +157,13 @@ func (p healthyPeer) specFor(t *testing.T) string {
 }
 
 // buildGoSDKEverything builds the Go SDK's example "everything" server (examples/server/
-// everything, from the module cache) and returns the binary.
+// everything, from the module cache) once per test binary (goBuild) and returns the binary.
 func buildGoSDKEverything(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("go not on PATH: %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "go-everything")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/examples/server/everything").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return goBuild(t, "github.com/modelcontextprotocol/go-sdk/examples/server/everything")
 }
 
 // serveGoSDKEverything serves the Go SDK's example "everything" server (bin) over Streamable

@@ -45,8 +45,8 @@ func TestMain(m *testing.M) {
 	}
 	testparallel.Raise(interopParallel)
 	code := m.Run()
-	if builtMcpspec.dir != "" {
-		os.RemoveAll(builtMcpspec.dir)
+	if builtBinaries.dir != "" {
+		os.RemoveAll(builtBinaries.dir)
 	}
 	os.Exit(code)
 }

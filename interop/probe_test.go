@@ -90,21 +90,14 @@ func resultKey(r probe.Result) string {
 	return r.ID + "@" + string(r.Era)
 }
 
-// goConformanceBinary builds the go-sdk's conformance server from the module cache.
+// goConformanceBinary builds the go-sdk's conformance server from the module cache, once per
+// test binary (goBuild).
 func goConformanceBinary(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("%s=1 but go is not on PATH: %v", interopEnv, err)
 	}
-	bin := filepath.Join(t.TempDir(), "everything-server")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, goConformanceServer).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build %s: %v\n%s", goConformanceServer, err, out)
-	}
-	return bin
+	return goBuild(t, goConformanceServer)
 }
 
 // startGoConformance runs the go-sdk's conformance server over Streamable HTTP on a loopback
