@@ -83,13 +83,14 @@ func TestHealthyPeersPassEveryVerb(t *testing.T) {
 // subtest), and wants exit 0 from each.
 func runHealthyVerbs(t *testing.T, p healthyPeer) {
 	dir := t.TempDir()
+	// The longest first: parallel tests start in the order they are registered.
 	verbs := [][]string{
+		{"deadlock", "--quiet"},
+		{"probe", "--quiet"},
+		{"fuzz", "-n", "100", "--seed", "1", "--quiet"},
 		{"tools"},
 		{"call", p.tool, "--args", p.args},
-		{"deadlock", "--quiet"},
 		{"race", "--tool", p.tool, "--args", p.args, "--quiet"},
-		{"fuzz", "-n", "100", "--seed", "1", "--quiet"},
-		{"probe", "--quiet"},
 		{"load", "--duration", "3s", "--rate", "50/s", "--tool", p.tool, "--args", p.args, "--out", filepath.Join(dir, "runs"), "--progress", "off"},
 		{"audit"},
 		{"score"},
