@@ -52,8 +52,10 @@ func TestMain(m *testing.M) {
 }
 
 // interopParallel is how many parallel tests of the package run at once. Each starts a Node
-// server (about 0.5 s of CPU) or an mcpspec run, then mostly waits; on 2 cores more than
-// this only queues (measured: see the commit that set it).
+// server (about 0.5 s of CPU) or an mcpspec run, then mostly waits. Measured on 2 cores
+// shared with other work (load average 5–12): with 6, the parallel tests took 278 s instead
+// of about 320 s, but a Node server then took 11 s to start and missed the 10 s connect
+// timeout of `mcpspec test`; with 8, a subset took 178 s against 153 s with 4.
 const interopParallel = 4
 
 // soakPlan is the load of a leak soak: echo calls at a fixed rate from a few workers on one
