@@ -4,10 +4,8 @@ package interop
 
 import (
 	"bufio"
-	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,20 +21,13 @@ import (
 // in go.mod), serving a pair's buggy or healthy twin over stdio, or over Streamable HTTP on
 // 127.0.0.1 (-http).
 
-// buildGoTwins builds testdata/buggy-go and returns the binary.
+// buildGoTwins builds testdata/buggy-go (goBuild) and returns the binary.
 func buildGoTwins(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("go not on PATH: %v", err)
 	}
-	exe := filepath.Join(t.TempDir(), "buggy-go")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", exe, "./testdata/buggy-go").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return exe
+	return goBuild(t, "./testdata/buggy-go")
 }
 
 func goVariant(buggy bool) string {
@@ -100,6 +91,7 @@ func goHTTPTwin(t *testing.T, exe, pair string, buggy bool) twinTarget {
 // TestBuggyGoSDK runs each detector on each Go SDK pair: found on the buggy twin with its
 // class, nothing on the healthy one, and the conformance probe fails no row of a healthy twin.
 func TestBuggyGoSDK(t *testing.T) {
+	t.Parallel()
 	twinGate(t)
 	exe := buildGoTwins(t)
 	twins := func(t *testing.T, each func(t *testing.T, buggy bool)) {

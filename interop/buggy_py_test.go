@@ -53,6 +53,7 @@ func requirePython(t *testing.T) string {
 // TestBuggyPython runs each detector on each Python pair: found on the buggy twin with its
 // class, nothing on the healthy one, and the conformance probe fails no row of a healthy twin.
 func TestBuggyPython(t *testing.T) {
+	t.Parallel()
 	twinGate(t)
 	py := requirePython(t)
 	twins := func(t *testing.T, script string, each func(t *testing.T, tg twinTarget, buggy bool)) {

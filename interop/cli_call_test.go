@@ -16,6 +16,7 @@ import (
 // (isError), not -32602; `mcpspec call` still says the tool does not exist and lists those
 // that do, instead of "the tool failed".
 func TestCallUnknownToolNamesTheTools(t *testing.T) {
+	t.Parallel()
 	p := requireNodePeer(t, everythingPkg)
 	exe := buildMcpspec(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

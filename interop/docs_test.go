@@ -24,6 +24,7 @@ import (
 // committed inventory (so the committed docs of a server stay fresh while it does not change),
 // and the HTML renders in headless Chromium without a console error.
 func TestDocsOfEverything(t *testing.T) {
+	t.Parallel()
 	p := requireNodePeer(t, everythingPkg)
 	exe := buildMcpspec(t)
 	server := spec.Join([]string{p.node, p.entry, "stdio"})

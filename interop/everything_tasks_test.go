@@ -33,6 +33,7 @@ import (
 // task, over stdio and Streamable HTTP, plainly and with the ambiguous (input_required →
 // elicitation) path.
 func TestEverythingTasks(t *testing.T) {
+	t.Parallel()
 	p := requireNodePeer(t, everythingPkg)
 	transports := []struct {
 		name string

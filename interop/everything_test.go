@@ -36,6 +36,7 @@ const everythingPkg = "@modelcontextprotocol/server-everything"
 
 // TestEverything runs the session layer against server-everything over each of its transports.
 func TestEverything(t *testing.T) {
+	t.Parallel()
 	p := requireNodePeer(t, everythingPkg)
 	cases := []struct {
 		name string

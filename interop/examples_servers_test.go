@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ const examplesRunBound = 90 * time.Second
 // pinned Node servers), twice in a row on the same state, and checks that every test passes
 // both times, that the JUnit report says so, and that no server process outlives mcpspec.
 func TestExamplesAgainstRealServers(t *testing.T) {
+	t.Parallel()
 	requireNodePeer(t, "@modelcontextprotocol/server-everything")
 	requireNodePeer(t, "@modelcontextprotocol/server-filesystem")
 	exe := buildMcpspec(t)
@@ -52,6 +54,7 @@ func TestExamplesAgainstRealServers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
 			// The collections start their server as `node interop/node_modules/…`, relative to
 			// the working directory: a scratch directory with an interop link keeps the run's
 			// .mcpspec state out of the repository.
@@ -98,41 +101,77 @@ func runExample(t *testing.T, exe, dir, what string, args []string) {
 }
 
 // buildMcpspec returns the path of the mcpspec binary built from cmd/mcpspec, building it on
-// the first call of the test binary (see builtMcpspec).
+// the first call of the test binary (see goBuild).
 func buildMcpspec(t *testing.T) string {
 	t.Helper()
-	b := &builtMcpspec
-	b.once.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			b.err = fmt.Errorf("go not on PATH: %w", err)
-			return
-		}
-		if b.dir, err = os.MkdirTemp("", "mcpspec-interop-"); err != nil {
-			b.err = err
-			return
-		}
-		exe := filepath.Join(b.dir, "mcpspec")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, goTool, "build", "-o", exe, "../cmd/mcpspec").CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build: %w\n%s", err, out)
-			return
-		}
-		b.exe = exe
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.exe
+	return goBuild(t, "../cmd/mcpspec")
 }
 
-// builtMcpspec is the mcpspec binary that buildMcpspec builds once per test binary, on first
-// use: five tests run it, and each link of it took seconds on 2 cores. TestMain removes dir.
-var builtMcpspec struct {
-	once     sync.Once
-	dir, exe string
-	err      error
+// goBuild returns the binary of the Go package pkg (a path relative to this directory or a
+// module path), building it on the first call for pkg of the test binary: several tests run
+// the same binaries, and each link took seconds on 2 cores. Tests that ask for the same
+// package while it builds wait for that build.
+func goBuild(t *testing.T, pkg string) string {
+	t.Helper()
+	b := &builtBinaries
+	b.mu.Lock()
+	if b.byPkg == nil {
+		b.byPkg = map[string]*builtBinary{}
+	}
+	bin := b.byPkg[pkg]
+	if bin == nil {
+		bin = &builtBinary{}
+		b.byPkg[pkg] = bin
+	}
+	if b.dir == "" && b.err == nil {
+		b.dir, b.err = os.MkdirTemp("", "mcpspec-interop-")
+	}
+	dir, dirErr := b.dir, b.err
+	b.mu.Unlock()
+	bin.once.Do(func() {
+		if dirErr != nil {
+			bin.err = dirErr
+			return
+		}
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			bin.err = fmt.Errorf("go not on PATH: %w", err)
+			return
+		}
+		out, err := os.MkdirTemp(dir, "bin-")
+		if err != nil {
+			bin.err = err
+			return
+		}
+		exe := filepath.Join(out, path.Base(pkg))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if log, err := exec.CommandContext(ctx, goTool, "build", "-o", exe, pkg).CombinedOutput(); err != nil {
+			bin.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, log)
+			return
+		}
+		bin.exe = exe
+	})
+	if bin.err != nil {
+		t.Fatal(bin.err)
+	}
+	return bin.exe
+}
+
+// builtBinaries are the binaries goBuild built, one per package, under dir, which TestMain
+// removes.
+var builtBinaries struct {
+	mu    sync.Mutex // guards dir, err and byPkg
+	dir   string
+	err   error
+	byPkg map[string]*builtBinary
+}
+
+// builtBinary is one package's build.
+type builtBinary struct {
+	once sync.Once
+	exe  string
+	err  error
 }
 
 // checkPassingJUnit asserts that the JUnit report at path has tests, all passed.

@@ -68,6 +68,7 @@ func peerFuzzOptions(seed int64) *fuzz.Options {
 }
 
 func TestFuzzNodePeers(t *testing.T) {
+	t.Parallel()
 	for _, p := range []struct {
 		pkg  string
 		args func(t *testing.T) []string
@@ -80,6 +81,7 @@ func TestFuzzNodePeers(t *testing.T) {
 		}},
 	} {
 		t.Run(filepath.Base(p.pkg), func(t *testing.T) {
+			t.Parallel()
 			peer := requireNodePeer(t, p.pkg)
 			argv := []string{peer.node, peer.entry}
 			if p.args != nil {
@@ -123,19 +125,16 @@ func knownGoSDKBug(f *fuzz.Finding) string {
 // one crash finding (one per cause, however many cases showed it). It and the resource bug
 // (see goSDKResourceFrame) are found on purpose, and tolerated in the seeded run.
 func TestFuzzGoSDKServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the Go SDK's conformance server")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("go not on PATH: %v", err)
 	}
-	exe := filepath.Join(t.TempDir(), "everything-server")
+	exe := goBuild(t, goConformanceServer)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", exe, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	t.Run("seeded", func(t *testing.T) {
 		o := peerFuzzOptions(22)
 		o.IncludeDestructive = true
@@ -166,6 +165,7 @@ func TestFuzzGoSDKServer(t *testing.T) {
 // TestFuzzCLIAgainstMemory runs the real `mcpspec fuzz --json` against server-memory: exit 0,
 // no finding, and no process left behind.
 func TestFuzzCLIAgainstMemory(t *testing.T) {
+	t.Parallel()
 	peer := requireNodePeer(t, "@modelcontextprotocol/server-memory")
 	exe := buildMcpspec(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

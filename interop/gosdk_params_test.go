@@ -59,6 +59,7 @@ func newParamPeer() *mcp.Server {
 // Mcp-Param-* headers with HTTP 400 and -32020; the session mirrors the arguments into them,
 // encoding what is not safe header text. A legacy session sends none and the SDK asks for none.
 func TestGoSDKParamHeaders(t *testing.T) {
+	t.Parallel()
 	opts := []struct {
 		name string
 		opts mcp.StreamableHTTPOptions

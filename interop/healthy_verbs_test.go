@@ -3,7 +3,6 @@
 package interop
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -25,9 +24,11 @@ const healthyVerbBound = 150 * time.Second
 type healthyPeer struct {
 	name string
 	// spec is the --server SPEC; env(dir) is added to a server mcpspec starts (--server-env),
-	// with dir a fresh directory of each run (nil: nothing).
-	spec string
-	env  func(dir string) []string
+	// with dir a fresh directory of each run (nil: nothing). serve, when set, starts a server
+	// of the test's own and returns its URL, the SPEC.
+	spec  string
+	serve func(t *testing.T) string
+	env   func(dir string) []string
 	// tool and args are a harmless call for call, race, load and the generated collection.
 	tool, args string
 	// hol is head-of-line's slow call ("" when the server has none: the check would say
@@ -41,9 +42,10 @@ type healthyPeer struct {
 // here is a false alarm. Destructive and open-world tools are left alone by the detectors'
 // defaults (server-everything's gzip-file-as-resource, server-memory's delete_*).
 func TestHealthyPeersPassEveryVerb(t *testing.T) {
+	t.Parallel()
 	everything := requireNodePeer(t, "@modelcontextprotocol/server-everything")
 	memory := requireNodePeer(t, "@modelcontextprotocol/server-memory")
-	goURL := startGoSDKEverything(t)
+	goBin := buildGoSDKEverything(t)
 
 	peers := []healthyPeer{
 		{name: "server-everything", spec: everything.node + " " + everything.entry + " stdio",
@@ -55,42 +57,40 @@ func TestHealthyPeersPassEveryVerb(t *testing.T) {
 			// wrote (the fuzzer's huge entities) would make the next read_graph slow.
 			env:  func(dir string) []string { return []string{"MEMORY_FILE_PATH=" + filepath.Join(dir, "memory.jsonl")} },
 			tool: "read_graph", args: `{}`},
-		{name: "go-sdk everything", spec: goURL, tool: "greet", args: `{"name":"x"}`},
+		// A server per run, as the npm peers have: the verbs run side by side.
+		{name: "go-sdk everything", serve: func(t *testing.T) string { return serveGoSDKEverything(t, goBin) }, tool: "greet", args: `{"name":"x"}`},
 	}
-	// The verbs, the peers side by side; then each peer's generated collection, from a
-	// directory of its own (mcpspec test saves its run under .mcpspec/ in the working one).
-	t.Run("verbs", func(t *testing.T) {
-		for _, p := range peers {
-			t.Run(p.name, func(t *testing.T) {
-				t.Parallel()
-				runHealthyVerbs(t, p)
-			})
-		}
-	})
+	// Every verb on every peer side by side; and each peer's generated collection, run by the
+	// mcpspec binary from a directory of its own (mcpspec test saves its run under .mcpspec/
+	// in its working directory).
+	exe := buildMcpspec(t)
 	for _, p := range peers {
+		t.Run("verbs/"+p.name, func(t *testing.T) {
+			t.Parallel()
+			runHealthyVerbs(t, p)
+		})
 		t.Run("test/"+p.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
-			t.Chdir(dir)
 			col := filepath.Join(dir, "healthy.yaml")
-			writeHealthyCollection(t, col, p, dir)
-			r := runCLI(t, healthyVerbBound, "test", col, "--skip-load")
-			if r.code != cli.ExitOK {
-				t.Errorf("mcpspec test: exit %d, want 0\nstdout: %.4000s\nstderr: %.3000s", r.code, r.stdout, r.stderr)
-			}
+			writeHealthyCollection(t, col, p, p.specFor(t), dir)
+			runExample(t, exe, dir, "healthy.yaml of "+p.name, []string{"test", col, "--skip-load"})
 		})
 	}
 }
 
-// runHealthyVerbs runs each verb with its defaults against p and wants exit 0.
+// runHealthyVerbs runs each verb with its defaults against p, side by side (each its own
+// subtest), and wants exit 0 from each.
 func runHealthyVerbs(t *testing.T, p healthyPeer) {
 	dir := t.TempDir()
+	// The longest first: parallel tests start in the order they are registered.
 	verbs := [][]string{
+		{"deadlock", "--quiet"},
+		{"probe", "--quiet"},
+		{"fuzz", "-n", "100", "--seed", "1", "--quiet"},
 		{"tools"},
 		{"call", p.tool, "--args", p.args},
-		{"deadlock", "--quiet"},
 		{"race", "--tool", p.tool, "--args", p.args, "--quiet"},
-		{"fuzz", "-n", "100", "--seed", "1", "--quiet"},
-		{"probe", "--quiet"},
 		{"load", "--duration", "3s", "--rate", "50/s", "--tool", p.tool, "--args", p.args, "--out", filepath.Join(dir, "runs"), "--progress", "off"},
 		{"audit"},
 		{"score"},
@@ -99,32 +99,35 @@ func runHealthyVerbs(t *testing.T, p healthyPeer) {
 		verbs = append(verbs, []string{"head-of-line", "--slow-tool", p.holSlow, "--slow-args", p.holSlowArgs, "--fast-tool", p.tool, "--fast-args", p.args, "--quiet"})
 	}
 	for i, v := range verbs {
-		args := []string{v[0], "--server", p.spec}
-		if p.env != nil {
-			own := filepath.Join(dir, strconv.Itoa(i))
-			if err := os.Mkdir(own, 0o700); err != nil {
-				t.Fatal(err)
+		t.Run(v[0], func(t *testing.T) {
+			t.Parallel()
+			args := []string{v[0], "--server", p.specFor(t)}
+			if p.env != nil {
+				own := filepath.Join(dir, strconv.Itoa(i))
+				if err := os.Mkdir(own, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				for _, kv := range p.env(own) {
+					args = append(args, "--server-env", kv)
+				}
 			}
-			for _, kv := range p.env(own) {
-				args = append(args, "--server-env", kv)
+			r := runCLI(t, healthyVerbBound, append(args, v[1:]...)...)
+			if r.code != cli.ExitOK {
+				t.Errorf("mcpspec %s: exit %d, want 0 (a false alarm on a healthy server)\nstdout: %.6000s\nstderr: %.3000s", v[0], r.code, r.stdout, r.stderr)
 			}
-		}
-		r := runCLI(t, healthyVerbBound, append(args, v[1:]...)...)
-		if r.code != cli.ExitOK {
-			t.Errorf("mcpspec %s: exit %d, want 0 (a false alarm on a healthy server)\nstdout: %.6000s\nstderr: %.3000s", v[0], r.code, r.stdout, r.stderr)
-		}
+		})
 	}
 }
 
 // writeHealthyCollection writes a minimal collection: the peer's harmless call, expected to
 // succeed.
-func writeHealthyCollection(t *testing.T, path string, p healthyPeer, dir string) {
+func writeHealthyCollection(t *testing.T, path string, p healthyPeer, spec, dir string) {
 	t.Helper()
 	var server string
-	if strings.HasPrefix(p.spec, "http") {
-		server = strconv.Quote(p.spec)
+	if strings.HasPrefix(spec, "http") {
+		server = strconv.Quote(spec)
 	} else {
-		f := strings.Fields(p.spec)
+		f := strings.Fields(spec)
 		var env []string
 		var kvs []string
 		if p.env != nil {
@@ -146,20 +149,28 @@ func writeHealthyCollection(t *testing.T, path string, p healthyPeer, dir string
 	}
 }
 
-// startGoSDKEverything builds the Go SDK's example "everything" server (examples/server/
-// everything, from the module cache) and serves it over Streamable HTTP on a loopback port.
-func startGoSDKEverything(t *testing.T) string {
+// specFor is the --server SPEC of one run against p.
+func (p healthyPeer) specFor(t *testing.T) string {
+	if p.serve != nil {
+		return p.serve(t)
+	}
+	return p.spec
+}
+
+// buildGoSDKEverything builds the Go SDK's example "everything" server (examples/server/
+// everything, from the module cache) once per test binary (goBuild) and returns the binary.
+func buildGoSDKEverything(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("go not on PATH: %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "go-everything")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/examples/server/everything").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	return goBuild(t, "github.com/modelcontextprotocol/go-sdk/examples/server/everything")
+}
+
+// serveGoSDKEverything serves the Go SDK's example "everything" server (bin) over Streamable
+// HTTP on a loopback port until the test ends, and returns its URL.
+func serveGoSDKEverything(t *testing.T, bin string) string {
+	t.Helper()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	startListening(t, exec.Command(bin, "-http", addr), addr)
 	return "http://" + addr

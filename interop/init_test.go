@@ -15,6 +15,7 @@ import (
 // destructiveHint out and says so, and `mcpspec test` with no argument then passes — twice,
 // so the snapshots hold on a second run. No server process outlives either command.
 func TestInitThenTestOnServerFilesystem(t *testing.T) {
+	t.Parallel()
 	peer := requireNodePeer(t, "@modelcontextprotocol/server-filesystem")
 	exe := buildMcpspec(t)
 	root, work := t.TempDir(), t.TempDir()

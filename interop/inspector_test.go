@@ -54,6 +54,7 @@ func runInspector(t *testing.T, exe, dir, marker string, args ...string) []byte 
 // inputSchema and an outputSchema, and calls list_tools with server=testserver, whose
 // structured output lists the reference server's echo tool.
 func TestInspectorDrivesMCPServer(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(interopEnv) != "1" {
 		t.Skipf("set %s=1 to run the Inspector against mcpspec mcp (after: cd interop && npm ci)", interopEnv)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/mcpspec/mcpspec/internal/testparallel"
 	"github.com/mcpspec/mcpspec/loadgen/leak"
 	"github.com/mcpspec/mcpspec/loadgen/resources"
 	"github.com/mcpspec/mcpspec/mcptest"
@@ -33,7 +34,8 @@ import (
 
 // TestMain lets the test binary serve as `mcpspec testserver` (a "testserver" SPEC runs
 // os.Executable with that first argument), so the reference server is a real child process
-// with its own memory.
+// with its own memory. The tests mostly wait on Node servers and mcpspec runs: up to
+// interopParallel of them overlap (see interopParallel).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "testserver" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -41,12 +43,20 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	testparallel.Raise(interopParallel)
 	code := m.Run()
-	if builtMcpspec.dir != "" {
-		os.RemoveAll(builtMcpspec.dir)
+	if builtBinaries.dir != "" {
+		os.RemoveAll(builtBinaries.dir)
 	}
 	os.Exit(code)
 }
+
+// interopParallel is how many parallel tests of the package run at once. Each starts a Node
+// server (about 0.5 s of CPU) or an mcpspec run, then mostly waits. Measured on 2 cores
+// shared with other work (load average 5–12): with 6, the parallel tests took 278 s instead
+// of about 320 s, but a Node server then took 11 s to start and missed the 10 s connect
+// timeout of `mcpspec test`; with 8, a subset took 178 s against 153 s with 4.
+const interopParallel = 4
 
 // soakPlan is the load of a leak soak: echo calls at a fixed rate from a few workers on one
 // session, memory sampled at an interval. Every soak is bounded in time and in calls.

@@ -29,6 +29,7 @@ import (
 // steadily over its first thousands of calls. The default soak is short (8 s at 400/s:
 // indeterminate); MCPSPEC_LEAK_SOAK=40s reaches the verdict (both servers soaked at once).
 func TestLoadLeakVerdictCLI(t *testing.T) {
+	t.Parallel()
 	p := requireNodePeer(t, everythingPkg)
 	soak, rate := 8*time.Second, 400.0
 	if d, err := time.ParseDuration(os.Getenv("MCPSPEC_LEAK_SOAK")); err == nil && d > 0 {

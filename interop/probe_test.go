@@ -90,21 +90,14 @@ func resultKey(r probe.Result) string {
 	return r.ID + "@" + string(r.Era)
 }
 
-// goConformanceBinary builds the go-sdk's conformance server from the module cache.
+// goConformanceBinary builds the go-sdk's conformance server from the module cache, once per
+// test binary (goBuild).
 func goConformanceBinary(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("%s=1 but go is not on PATH: %v", interopEnv, err)
 	}
-	bin := filepath.Join(t.TempDir(), "everything-server")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, goConformanceServer).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build %s: %v\n%s", goConformanceServer, err, out)
-	}
-	return bin
+	return goBuild(t, goConformanceServer)
 }
 
 // startGoConformance runs the go-sdk's conformance server over Streamable HTTP on a loopback
@@ -146,6 +139,7 @@ func startListening(t *testing.T, cmd *exec.Cmd, addr string) {
 // whose Host and Origin are a foreign site's), which the official suite fails too
 // (dns-rebinding-protection, see TestProbeAgreesWithConformanceSuite).
 func TestProbePeers(t *testing.T) {
+	t.Parallel()
 	everything := requireNodePeer(t, everythingPkg)
 	filesystem := requireNodePeer(t, filesystemPkg)
 	memory := requireNodePeer(t, memoryPkg)
@@ -298,6 +292,7 @@ func conformanceSuite(t *testing.T, url string) map[string]string {
 // against the same servers and compares every check both make: a check the suite passes is a
 // row the probe passes, a check it fails is a row the probe fails or warns about.
 func TestProbeAgreesWithConformanceSuite(t *testing.T) {
+	t.Parallel()
 	everything := requireNodePeer(t, everythingPkg)
 	goServer := goConformanceBinary(t)
 	for _, c := range []struct {
@@ -312,6 +307,7 @@ func TestProbeAgreesWithConformanceSuite(t *testing.T) {
 		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			url := c.url(t)
 			suite := conformanceSuite(t, url)
 			rep := probeServer(t, url, spec.Options{Transport: spec.HTTP})

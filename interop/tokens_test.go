@@ -16,6 +16,7 @@ import (
 // OpenAI's tiktoken (Rust, compiled to WebAssembly in the npm package tiktoken) — and checks
 // that the committed counts, which the tokens package is tested against offline, are its.
 func TestTokensReference(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(interopEnv) != "1" {
 		t.Skipf("set %s=1 to run the Node interop peers (after: cd interop && npm ci)", interopEnv)
 	}
