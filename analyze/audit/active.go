@@ -364,7 +364,7 @@ func Active(ctx context.Context, c Caller, m *Metadata, opts *ActiveOptions) ([]
 		}
 		subj := Subject{Server: m.Name, Kind: KindTool, Name: p.Tool}
 		res, err := c.CallTool(ctx, p.Tool, p.Args, &session.CallOptions{Timeout: o.Timeout})
-		text := outputText(res, err)
+		text := squeezeRuns(outputText(res, err))
 		crashed := isGone(err)
 		// Evidence is built on the masked output: no credential of the output is repeated.
 		canary := ""
@@ -543,4 +543,35 @@ func secretInOutput(subj Subject, p Probe, masked string, secrets []secretSpan) 
 		Message:  fmt.Sprintf("the output of %s carries %d credential(s): %s (masked here)", p.What, len(secrets), strings.Join(whats, ", ")),
 		Evidence: evidence("/output", masked, first.start, first.end, ""),
 		Signals:  sigs}
+}
+
+// squeezeRuns shortens every run of one repeated byte longer than 1 KiB to its first 64 bytes
+// and a note of its length. Such a run is an echo of a probe's own payload (a 1 MiB string sent
+// back in an error message) or padding: it can hold no secret, directive or stack trace, yet
+// the rules' regular expressions took seconds per call to scan it (server-filesystem echoes
+// the 1 MiB path of eight probes). Everything around it is scanned as before.
+func squeezeRuns(s string) string {
+	const long, keep = 1024, 64
+	var b strings.Builder
+	last := 0 // s[:last] is written (or squeezed) already
+	for i := 0; i < len(s); {
+		j := i + 1
+		for j < len(s) && s[j] == s[i] {
+			j++
+		}
+		if j-i > long {
+			if b.Len() == 0 {
+				b.Grow(len(s) / 2)
+			}
+			b.WriteString(s[last : i+keep])
+			fmt.Fprintf(&b, "…(%d× %q)…", j-i-keep, s[i])
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }

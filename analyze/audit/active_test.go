@@ -246,3 +246,51 @@ func TestSandboxEnvIsMinimal(t *testing.T) {
 		t.Errorf("env %v", env)
 	}
 }
+
+// TestSqueezeRuns: a run of one byte over 1 KiB is cut to 64 bytes and its length, and what
+// surrounds it (here a token the rules must still find) is kept as it was.
+func TestSqueezeRuns(t *testing.T) {
+	token := "ghp_" + strings.Repeat("a1B2", 9)
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"short text", "no runs here", "no runs here"},
+		{"a run of 1 KiB stays", strings.Repeat("=", 1024), strings.Repeat("=", 1024)},
+		{"an echoed path", "ENOENT: open '/tmp/" + strings.Repeat("A", 1<<20) + "' " + token,
+			"ENOENT: open '/tmp/" + strings.Repeat("A", 64) + "…(1048512× 'A')…' " + token},
+		{"two runs", strings.Repeat("x", 2000) + "|" + strings.Repeat("y", 3000),
+			strings.Repeat("x", 64) + "…(1936× 'x')…|" + strings.Repeat("y", 64) + "…(2936× 'y')…"},
+	} {
+		if got := squeezeRuns(tc.in); got != tc.want {
+			t.Errorf("%s: got %q", tc.name, textfmtClip(got))
+		}
+	}
+	if secrets := findSecrets(squeezeRuns("ENOENT: '" + strings.Repeat("A", 1<<20) + "' " + token)); len(secrets) != 1 {
+		t.Errorf("the token after a squeezed run: %d secrets found, want 1", len(secrets))
+	}
+}
+
+func textfmtClip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// BenchmarkActiveOutputEcho measures the output rules on a 1 MiB echoed payload, as the
+// active audit meets it: squeezed first (now) against scanned whole (before).
+func BenchmarkActiveOutputEcho(b *testing.B) {
+	text := "ENOENT: no such file or directory, open '/tmp/" + strings.Repeat("A", 1<<20) + "'"
+	for _, bc := range []struct {
+		name string
+		prep func(string) string
+	}{{"squeezed", squeezeRuns}, {"whole", func(s string) string { return s }}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				s := bc.prep(text)
+				_ = findSecrets(s)
+				_ = stackTrace().FindStringIndex(s)
+			}
+		})
+	}
+}
