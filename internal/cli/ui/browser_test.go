@@ -308,6 +308,65 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	// inert fails the test if a payload ran or made an element.
+	inert := func(t *testing.T) {
+		t.Helper()
+		pwned := eval[bool](t, bctx, `window.__pwned !== undefined`)
+		title := eval[string](t, bctx, `document.title`)
+		active := eval[int](t, bctx, `document.querySelectorAll('img, iframe, object, embed, a[href], [onerror], [onload], [onmouseover], script:not([src="/app.js"]), svg script').length`)
+		if pwned || title != "mcpspec ui" {
+			t.Errorf("a payload ran: window.__pwned set %v, title %q", pwned, title)
+		}
+		if active != 0 {
+			t.Errorf("%d elements from server text were created as HTML", active)
+		}
+	}
+
+	t.Run("recordings", func(t *testing.T) {
+		// A recording of the hostile server, made the CLI's way: its frames carry the payloads.
+		var out, errb strings.Builder
+		code := cli.Run(bctx, []string{"mcpspec", "record", "start", "hostile", "--server", "testserver --hostile-html"},
+			&cli.IO{Stdin: strings.NewReader(`.call html_echo {"text":"x"}` + "\n"), Stdout: &out, Stderr: &errb, Executable: mcpspec})
+		// html_echo answers isError: inspect's exit code 1, the recording made all the same.
+		if code != 1 || !strings.Contains(errb.String(), "recorded 6 frames") {
+			t.Fatalf("record start: exit %d: %s %s", code, out.String(), errb.String())
+		}
+		run(t, "list the recordings",
+			click(`#nav button[data-page="recordings"]`),
+			waitJS(`!!document.querySelector('#recordings-table')`))
+		row := eval[[]string](t, bctx, `[...document.querySelector('#recordings-table .recording-row').children].map((c) => c.textContent)`)
+		if len(row) != 5 || row[0] != "hostile" || row[1] == "0" || row[3] != "testserver --hostile-html" || !strings.HasSuffix(row[4], "KB") {
+			t.Errorf("recording row %q, want hostile, its frames, duration, server and size", row)
+		}
+		run(t, "open it",
+			clickText(`#recordings-table button.open-rec`, "hostile"),
+			waitJS(`document.querySelectorAll('#recording-frames .rec-frame').length > 0`))
+		frames := eval[[]string](t, bctx, `[...document.querySelectorAll('#recording-frames .rec-frame')].map((r) => r.children[0].textContent + ' ' + r.children[1].textContent)`)
+		if len(frames) < 6 || !strings.HasPrefix(frames[0], "→ client to server +") || !strings.HasPrefix(frames[1], "← server to client +") {
+			t.Errorf("frames %q, want at least 6 with direction and timing", frames)
+		}
+		if text := eval[string](t, bctx, `document.querySelector('#recording-frames').textContent`); strings.Count(text, "window.__pwned") < 3 {
+			t.Errorf("the payloads are not shown as text in the frames: %.300q", text)
+		}
+		inert(t)
+		shot(t, "7-recording")
+		// Replayed against the plain testserver: discovery matches, the call of html_echo
+		// (a tool the plain server lacks) changes from its HTML answer to "unknown tool".
+		run(t, "replay it",
+			chromedp.SetValue(`#replay-server`, "testserver"),
+			click(`#replay-start`),
+			waitJS(`!!document.querySelector('#replay-counts')`))
+		counts := eval[string](t, bctx, `document.querySelector('#replay-counts').textContent`)
+		statuses := eval[[]string](t, bctx, `[...document.querySelectorAll('#replay-results .replay-row')].map((r) => r.dataset.status)`)
+		state := eval[string](t, bctx, `document.querySelector('#replay-state').textContent`)
+		if !strings.HasPrefix(state, "exit 1") || counts != "differs: 2 matched, 1 changed, 0 added, 0 removed" ||
+			strings.Join(statuses, ",") != "matched,changed,matched" {
+			t.Errorf("replay: %q, %q, rows %v", state, counts, statuses)
+		}
+		inert(t)
+		shot(t, "7-replay")
+	})
+
 	t.Run("xss", func(t *testing.T) {
 		connect(t, "testserver --hostile-html")
 		run(t, "show and call every hostile thing",
@@ -323,18 +382,8 @@ func TestBrowser(t *testing.T) {
 			waitJS(`!!document.querySelector('#call-text')`),
 			clickText(`#nav button`, "Servers"))
 		shot(t, "6-xss")
-		var pwned bool
-		var active int
-		pwned = eval[bool](t, bctx, `window.__pwned !== undefined`)
-		title := eval[string](t, bctx, `document.title`)
+		inert(t)
 		text := eval[string](t, bctx, `document.body.textContent`)
-		active = eval[int](t, bctx, `document.querySelectorAll('img, iframe, object, embed, a[href], [onerror], [onload], [onmouseover], script:not([src="/app.js"]), svg script').length`)
-		if pwned || title != "mcpspec ui" {
-			t.Errorf("a payload ran: window.__pwned set %v, title %q", pwned, title)
-		}
-		if active != 0 {
-			t.Errorf("%d elements from server text were created as HTML", active)
-		}
 		if n := strings.Count(text, mcptest.HostileHTML); n < 3 {
 			t.Errorf("the payload appears %d times as text, want it shown (name, description, error, resource)", n)
 		}

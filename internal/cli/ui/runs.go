@@ -33,7 +33,7 @@ const (
 
 // runKinds are the verbs a page may start.
 func runKinds() []string {
-	return []string{"test", "load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit", "score"}
+	return []string{"test", "load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit", "score", "replay"}
 }
 
 // runs holds the runs started from the UI.
@@ -68,6 +68,8 @@ type runRequest struct {
 	FastTool string `json:"fastTool,omitempty"`
 	Rate     string `json:"rate,omitempty"`
 	Duration string `json:"duration,omitempty"`
+	// Recording is the name of the project's recording a replay run sends again.
+	Recording string `json:"recording,omitempty"`
 }
 
 // run is one run: the verb's command line, its live output and its result.
@@ -325,6 +327,12 @@ func (rs *runs) command(req *runRequest, x *run) ([]string, error) {
 	}
 	if req.Server == "" {
 		return nil, fmt.Errorf("a %s run needs a server", req.Kind)
+	}
+	if req.Kind == "replay" {
+		if !recordingName.MatchString(req.Recording) {
+			return nil, fmt.Errorf("a replay run needs the name of one of this project's recordings, not %q", req.Recording)
+		}
+		return []string{"record", "replay", req.Recording, "--server", req.Server, "--json", "--dir", rs.project.recordingsDir()}, nil
 	}
 	args := []string{req.Kind, "--server", req.Server, "--json"}
 	switch req.Kind {

@@ -225,6 +225,8 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/runs", s.runs.start)
 	api.HandleFunc("GET /api/runs/{id}", s.runs.get)
 	api.HandleFunc("DELETE /api/runs/{id}", s.runs.cancel)
+	api.HandleFunc("GET /api/recordings", s.listRecordings)
+	api.HandleFunc("GET /api/recordings/{name}", s.openRecording)
 	api.HandleFunc("GET /api/history/runs", s.historyRuns)
 	api.HandleFunc("GET /api/history/trend", s.historyTrend)
 	mux.Handle("/api/", s.authorized(api))

@@ -120,6 +120,7 @@ function goto(page) {
   for (const b of document.querySelectorAll('#nav button')) b.classList.toggle('active', b.dataset.page === page);
   for (const s of document.querySelectorAll('.page')) show(s, s.id === 'page-' + page);
   if (page === 'history') renderHistory();
+  if (page === 'recordings') renderRecordings();
 }
 
 // ---- state ---------------------------------------------------------------------------------
@@ -667,6 +668,105 @@ function initRunner(box) {
     }
   });
   append(box, [form, out]);
+}
+
+// ---- recordings ----------------------------------------------------------------------------
+
+function fmtSize(n) {
+  if (n < 1024) return n + ' B';
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + ' KB';
+  return (n / 1024 / 1024).toFixed(1) + ' MB';
+}
+
+async function renderRecordings() {
+  const box = clear($('#recordings'));
+  try {
+    const doc = await api('GET', '/api/recordings');
+    const rows = doc.recordings || [];
+    if (!rows.length) {
+      box.appendChild(el('p', { class: 'muted', id: 'recordings-empty' }, 'No recordings in ' + doc.dir + ': make one with mcpspec proxy --server SPEC, or mcpspec record start NAME --server SPEC.'));
+      return;
+    }
+    const tb = el('tbody');
+    for (const r of rows) {
+      tb.appendChild(el('tr', { class: 'recording-row' },
+        el('td', {}, r.error ? r.name : el('button', { class: 'secondary open-rec', onclick: () => openRecording(r.name) }, r.name)),
+        el('td', {}, r.error ? '-' : String(r.frames)),
+        el('td', {}, r.error ? '-' : (r.durationMs / 1000).toFixed(3) + ' s'),
+        el('td', {}, r.error ? el('span', { class: 'error' }, 'unreadable: ' + r.error) : asText(r.server)),
+        el('td', {}, fmtSize(r.size || 0))));
+    }
+    box.appendChild(el('table', { class: 'grid', id: 'recordings-table' },
+      el('thead', {}, el('tr', {}, ['Name', 'Frames', 'Duration', 'Server', 'Size'].map((h) => el('th', {}, h)))), tb));
+  } catch (e) {
+    box.appendChild(el('p', { class: 'error' }, e.message));
+  }
+}
+
+// openRecording shows a recording's frames (text only: a server chose what they say) and a
+// form to replay it against an allowed server.
+async function openRecording(name) {
+  const box = clear($('#recording-view'));
+  let rec;
+  try { rec = await api('GET', '/api/recordings/' + encodeURIComponent(name)); } catch (e) {
+    box.appendChild(el('p', { class: 'error' }, e.message));
+    return;
+  }
+  const h = rec.header || {};
+  append(box, [el('h3', {}, rec.name),
+    kv([['server', h.server], ['transport', h.transport], ['protocol version', h.protocolVersion], ['started', h.started],
+      ['frames', rec.total > rec.frames.length ? rec.frames.length + ' of ' + rec.total + ' shown' : String(rec.total)]])]);
+  const server = el('select', { class: 'server', id: 'replay-server' });
+  fillServerSelect(server);
+  const out = el('div', { id: 'replay-out' });
+  const form = el('form', { class: 'row wrap', id: 'replay-form' }, el('label', {}, 'Replay against', server), el('button', { type: 'submit', id: 'replay-start' }, 'Replay'));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clear(out);
+    const state = el('div', { class: 'muted', id: 'replay-state' }, 'replaying…');
+    const result = el('div');
+    append(out, [state, result]);
+    try {
+      const r = await startRun({ kind: 'replay', recording: rec.name, server: server.value }, {
+        onLog: () => {},
+        onDone: (run) => renderReplay(run, state, result),
+      });
+      state.textContent = 'replaying… ' + r.command;
+    } catch (e) {
+      state.textContent = e.message;
+      state.className = 'error';
+    }
+  });
+  append(box, [form, out]);
+  const tb = el('tbody');
+  for (const f of rec.frames) {
+    tb.appendChild(el('tr', { class: 'rec-frame' },
+      el('td', {}, (f.dir === 'c2s' ? '→ client to server' : '← server to client')),
+      el('td', {}, '+' + Number(f.ms).toFixed(1) + ' ms', f.httpStatus ? ' (HTTP ' + f.httpStatus + ')' : ''),
+      el('td', {}, el('pre', {}, f.data + (f.truncated ? '\n… cut at the size limit (' + f.size + ' bytes)' : '')))));
+  }
+  append(box, [el('h4', {}, 'Frames'), el('table', { class: 'grid frames', id: 'recording-frames' }, tb)]);
+}
+
+function renderReplay(run, state, box) {
+  state.textContent = exitText(run.exitCode);
+  state.className = run.exitCode === 0 ? 'ok' : 'bad';
+  const rep = run.result;
+  if (!rep || !Array.isArray(rep.results)) {
+    append(box, [el('pre', { class: 'error' }, (run.log || []).join('\n'))]);
+    return;
+  }
+  append(box, [el('p', { id: 'replay-counts' }, (rep.clean ? 'clean' : 'differs') + ': ' + rep.matched + ' matched, ' + rep.changed + ' changed, ' +
+    rep.added + ' added, ' + rep.removed + ' removed')]);
+  const tb = el('tbody');
+  for (const r of rep.results) {
+    const changes = (r.changes || []).map((c) => el('div', {}, c.path + ': ' + (c.recorded === undefined ? '(absent)' : JSON.stringify(c.recorded)) +
+      ' → ' + (c.replayed === undefined ? '(absent)' : JSON.stringify(c.replayed))));
+    tb.appendChild(el('tr', { class: 'replay-row', 'data-status': r.status },
+      el('td', { class: r.status === 'matched' ? 'ok' : 'bad' }, r.status), el('td', {}, asText(r.method), ' (id ', JSON.stringify(r.id), ')'),
+      el('td', {}, changes)));
+  }
+  append(box, [el('table', { class: 'grid', id: 'replay-results' }, tb)]);
 }
 
 // ---- history -------------------------------------------------------------------------------
