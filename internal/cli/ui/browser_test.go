@@ -81,6 +81,9 @@ func TestBrowser(t *testing.T) {
 	srv, err := ui.New(ui.Options{Addr: "127.0.0.1:0", Dir: dir, Executable: mcpspec, TempDir: t.TempDir(), History: fakeHistory{},
 		Exec: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return int(cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr, Executable: mcpspec}))
+		},
+		ExecStep: func(ctx context.Context, args []string, stdout, stderr io.Writer, step ui.StepFunc) int {
+			return int(cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr, Executable: mcpspec, Step: step}))
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -219,6 +222,42 @@ func TestBrowser(t *testing.T) {
 		if len(results) != 2 {
 			t.Errorf("results.json files %v, want one per run", results)
 		}
+	})
+
+	t.Run("step through a collection", func(t *testing.T) {
+		next := func(want string) chromedp.Action[chromedp.Void] {
+			return waitJS(fmt.Sprintf(`(document.querySelector('#step-next')?.textContent || '').endsWith(%q)`, want))
+		}
+		run(t, "run smoke.yaml stepped",
+			click(`#nav button[data-page="collections"]`),
+			js(`document.querySelector('#step-toggle').checked = true`),
+			click(`tr[data-path="smoke.yaml"] .run-btn`),
+			next("Smoke › Echo answers (1 of 3)"))
+		vars := eval[[]string](t, bctx, `[...document.querySelectorAll('#step-vars .step-var')].map((r) => r.children[0].textContent + '=' + r.querySelector('input').value)`)
+		if strings.Join(vars, " ") != "api_token=•••••• shout=quiet" {
+			t.Errorf("variables at the pause %q, want api_token masked and shout=quiet", vars)
+		}
+		if body := eval[string](t, bctx, `document.body.innerText + [...document.querySelectorAll('input')].map((i) => i.value).join(' ')`); strings.Contains(body, "s3cret") {
+			t.Error("the secret's value is on the page")
+		}
+		shot(t, "2-step-paused")
+		run(t, "continue, then skip Add adds",
+			click(`#step-continue`), next("Smoke › Add adds (2 of 3)"),
+			click(`#step-skip`), next("Smoke › Echo is expected to shout (3 of 3)"))
+		// shout becomes LOUD for the last test, which then passes.
+		run(t, "set shout and continue",
+			js(`[...document.querySelectorAll('#step-vars .step-var')].find((r) => r.children[0].textContent === 'shout').querySelector('input').value = 'LOUD'`),
+			js(`[...document.querySelectorAll('#step-vars .step-var')].find((r) => r.children[0].textContent === 'shout').querySelector('.set-var').click()`),
+			waitJS(`[...document.querySelectorAll('#step-vars .step-var')].some((r) => r.children[0].textContent === 'shout' && r.querySelector('input').value === 'LOUD' && r.isConnected)`),
+			click(`#step-continue`),
+			waitJS(`!!document.querySelector('#results-table')`))
+		statuses := eval[[]string](t, bctx, `[...document.querySelectorAll('#results-table .result-row')].map((r) => r.dataset.status + ':' + r.children[1].textContent)`)
+		state := eval[string](t, bctx, `document.querySelector('#run-state').textContent`)
+		if len(statuses) != 3 || !strings.HasPrefix(statuses[0], "skipped:Add adds") || !strings.HasPrefix(statuses[2], "passed:Echo is expected to shout") ||
+			!strings.HasPrefix(state, "exit 0") || eval[bool](t, bctx, `!!document.querySelector('#step-next')`) {
+			t.Errorf("after stepping: %q, state %q", statuses, state)
+		}
+		run(t, "untick step", js(`document.querySelector('#step-toggle').checked = false`))
 	})
 
 	t.Run("load", func(t *testing.T) {

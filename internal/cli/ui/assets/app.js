@@ -97,7 +97,7 @@ function stream() {
   const state = $('#stream-state');
   const es = new EventSource('/api/events?token=' + encodeURIComponent(token) + '&last=' + lastEventId);
   es.onopen = () => { backoff = 1000; state.textContent = 'live'; state.className = 'state live'; };
-  for (const type of ['run.start', 'run.test', 'run.progress', 'run.log', 'run.done', 'session', 'ask', 'ask.done']) {
+  for (const type of ['run.start', 'run.test', 'run.progress', 'run.log', 'run.done', 'run.step', 'session', 'ask', 'ask.done']) {
     es.addEventListener(type, (ev) => {
       lastEventId = Math.max(lastEventId, Number(ev.lastEventId) || 0);
       let data;
@@ -441,6 +441,7 @@ const runViews = new Map(); // run id → {onTest, onProgress, onLog, onDone}
 
 on('run.test', (d) => { const v = runViews.get(d.run); if (v && v.onTest) v.onTest(d.test); });
 on('run.progress', (d) => { const v = runViews.get(d.run); if (v && v.onProgress) v.onProgress(d.point); });
+on('run.step', (d) => { const v = runViews.get(d.run); if (v && v.onStep) v.onStep(d.paused); });
 on('run.log', (d) => { const v = runViews.get(d.run); if (v && v.onLog) v.onLog(d.line); });
 on('run.done', async (d) => {
   const v = runViews.get(d.run);
@@ -455,7 +456,13 @@ async function startRun(req, view) {
   const r = await api('POST', '/api/runs', req);
   runViews.set(r.id, view);
   (async () => {
+    // A stepped run may have paused before the page knew its id: ask once at the start.
+    let first = !!view.onStep;
     while (!view.finished) {
+      if (first) {
+        first = false;
+        try { const s = await api('GET', '/api/runs/' + r.id); if (s.paused && !view.finished) view.onStep(s.paused); } catch { /* the events will tell */ }
+      }
       await new Promise((res) => setTimeout(res, 3000));
       if (view.finished) return;
       try {
@@ -492,18 +499,53 @@ async function runCollection(path, test) {
   const live = el('ul', { class: 'list tests', id: 'run-tests' });
   const state = el('div', { id: 'run-state', class: 'muted' }, 'running…');
   const results = el('div', { id: 'run-results' });
-  append(box, [el('h3', {}, path, test ? ' › ' + test : ''), state, live, results]);
+  const panel = el('div', { id: 'step-panel' });
+  const step = !test && $('#step-toggle').checked;
+  append(box, [el('h3', {}, path, test ? ' › ' + test : ''), state, live, panel, results]);
   try {
-    const r = await startRun({ kind: 'test', collection: path, test }, {
+    const r = await startRun({ kind: 'test', collection: path, test, step }, {
       onTest: (t) => live.appendChild(el('li', { class: t.ok ? 'ok' : 'bad' }, (t.ok ? '✓ ' : '✗ ') + t.name + (t.skip ? ' (skipped)' : ''))),
-      onLog: () => {},
-      onDone: (run) => renderTestResults(path, run, state, live, results),
+      onLog: (line) => { if (step) live.appendChild(el('li', { class: 'muted' }, line)); },
+      onStep: (p) => renderPause(p, panel),
+      onDone: (run) => { clear(panel); renderTestResults(path, run, state, live, results); },
     });
+
     state.textContent = 'running… ' + r.command;
   } catch (e) {
     state.textContent = e.message;
     state.className = 'error';
   }
+}
+
+// renderPause shows where a stepped run waits (p null: it goes on), with its variables (the
+// secrets masked by the server) and the answers.
+function renderPause(p, panel) {
+  clear(panel);
+  if (!p) return;
+  const id = p.run;
+  const err = el('div', { class: 'error' });
+  const send = async (body) => {
+    err.textContent = '';
+    try { await api('POST', '/api/runs/' + id + '/step', body); } catch (e) { err.textContent = e.message; }
+  };
+  const tb = el('tbody');
+  for (const [k, v] of Object.entries(p.vars || {})) {
+    const input = el('input', { value: v, spellcheck: false });
+    tb.appendChild(el('tr', { class: 'step-var' }, el('td', {}, k), el('td', {}, input),
+      el('td', {}, el('button', { class: 'secondary set-var', onclick: () => send({ action: 'set', name: k, value: input.value }) }, 'Set'))));
+  }
+  const newName = el('input', { id: 'step-new-name', placeholder: 'name', spellcheck: false });
+  const newValue = el('input', { id: 'step-new-value', placeholder: 'value', spellcheck: false });
+  tb.appendChild(el('tr', {}, el('td', {}, newName), el('td', {}, newValue),
+    el('td', {}, el('button', { class: 'secondary', id: 'step-new-set', onclick: () => send({ action: 'set', name: newName.value.trim(), value: newValue.value }) }, 'Set'))));
+  append(panel, [el('div', { class: 'card step-panel' },
+    el('h4', { id: 'step-next' }, 'Paused before ' + p.collection + ' › ' + p.test + ' (' + (p.index + 1) + ' of ' + p.total + ')'),
+    el('div', { class: 'muted' }, 'The run aborts if nobody answers by ' + new Date(p.deadline).toLocaleTimeString() + '.'),
+    el('div', { class: 'row' },
+      el('button', { id: 'step-continue', onclick: () => send({ action: 'continue' }) }, 'Continue'),
+      el('button', { class: 'secondary', id: 'step-skip', onclick: () => send({ action: 'skip' }) }, 'Skip'),
+      el('button', { class: 'secondary', id: 'step-abort', onclick: () => send({ action: 'abort' }) }, 'Abort')),
+    el('h4', {}, 'Variables'), el('table', { class: 'grid', id: 'step-vars' }, tb), err)]);
 }
 
 function renderTestResults(path, run, state, live, results) {
