@@ -347,6 +347,46 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("completion", func(t *testing.T) {
+		// The session of the subtest before is testserver's: greet's name and the item
+		// template's id complete (completion/complete) as the person types.
+		typeIn := func(sel, text string) chromedp.Action[chromedp.Void] {
+			return js(fmt.Sprintf(`(() => { const i = document.querySelector(%q); i.value = %q; i.dispatchEvent(new Event('input')); })()`, sel, text))
+		}
+		offered := func(form string) []string {
+			return eval[[]string](t, bctx, `[...document.querySelectorAll('`+form+` .completions li')].map((li) => li.textContent)`)
+		}
+		run(t, "complete greet's name",
+			click(`#nav button[data-page="inspector"]`),
+			clickText(`#prompts-list li`, "greet"),
+			typeIn(`#prompt-form input`, "a"),
+			waitJS(`document.querySelectorAll('#prompt-form .completions li').length > 0`))
+		if got := offered("#prompt-form"); strings.Join(got, ",") != "Ada,Alan" {
+			t.Errorf("greet name completions for %q: %q, want Ada,Alan", "a", got)
+		}
+		run(t, "narrow it", typeIn(`#prompt-form input`, "ala"),
+			waitJS(`document.querySelectorAll('#prompt-form .completions li').length === 1`),
+			clickText(`#prompt-form .completions li`, "Alan"))
+		if v := eval[string](t, bctx, `document.querySelector('#prompt-form input').value`); v != "Alan" {
+			t.Errorf("after picking Alan the input holds %q", v)
+		}
+		run(t, "complete the item template's id and read it",
+			clickText(`#templates-list li`, "mcptest://items/{id}"),
+			typeIn(`#template-form [data-arg="id"]`, "4"),
+			waitJS(`document.querySelectorAll('#template-form .completions li').length > 0`))
+		if got := offered("#template-form"); strings.Join(got, ",") != "42" {
+			t.Errorf("item id completions for %q: %q, want 42", "4", got)
+		}
+		run(t, "read item 42",
+			clickText(`#template-form .completions li`, "42"),
+			click(`#template-form button[type="submit"]`),
+			waitJS(`!!document.querySelector('#call-json')`))
+		if text := eval[string](t, bctx, `document.querySelector('#call-json').textContent`); !strings.Contains(text, "mcptest://items/42") {
+			t.Errorf("reading the template with id 42: %.300q", text)
+		}
+		shot(t, "5-completion")
+	})
+
 	// inert fails the test if a payload ran or made an element.
 	inert := func(t *testing.T) {
 		t.Helper()

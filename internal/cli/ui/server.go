@@ -225,6 +225,7 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/sessions/{id}/call", s.conns.call)
 	api.HandleFunc("POST /api/sessions/{id}/read", s.conns.read)
 	api.HandleFunc("POST /api/sessions/{id}/prompt", s.conns.prompt)
+	api.HandleFunc("POST /api/sessions/{id}/complete", s.conns.complete)
 	api.HandleFunc("GET /api/sessions/{id}/asks", s.conns.asksOf)
 	api.HandleFunc("POST /api/sessions/{id}/asks/{ask}", s.conns.answer)
 	api.HandleFunc("GET /api/runs", s.runs.list)

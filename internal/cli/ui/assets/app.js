@@ -233,7 +233,7 @@ function renderInspector() {
   show($('#inspector'), !!current);
   show($('#inspector-empty'), !current);
   $('#inspector-session').textContent = current ? '— ' + current.spec : '';
-  for (const id of ['#tools-list', '#resources-list', '#prompts-list', '#item-view', '#call-result']) clear($(id));
+  for (const id of ['#tools-list', '#resources-list', '#templates-list', '#prompts-list', '#item-view', '#call-result']) clear($(id));
   if (!current) return;
   for (const t of current.tools) {
     const li = el('li', { class: 'tool' }, el('span', { class: 'name' }, asText(t.name)),
@@ -247,6 +247,12 @@ function renderInspector() {
       el('span', { class: 'desc' }, asText(r.name), ' ', asText(r.description)));
     li.addEventListener('click', () => { mark(li); readResource(r); });
     $('#resources-list').appendChild(li);
+  }
+  for (const t of current.resourceTemplates || []) {
+    const li = el('li', { class: 'template' }, el('span', { class: 'name' }, asText(t.uriTemplate)),
+      el('span', { class: 'desc' }, asText(t.name), ' ', asText(t.description)));
+    li.addEventListener('click', () => { mark(li); templateForm(t); });
+    $('#templates-list').appendChild(li);
   }
   for (const p of current.prompts) {
     const li = el('li', { class: 'prompt' }, el('span', { class: 'name' }, asText(p.name)), el('span', { class: 'desc' }, asText(p.description)));
@@ -357,7 +363,8 @@ function promptForm(p) {
   for (const a of Array.isArray(p.arguments) ? p.arguments : []) {
     const input = el('input', { type: 'text', spellcheck: false });
     inputs.push([asText(a.name), input]);
-    form.appendChild(el('label', { class: 'field' }, el('span', {}, asText(a.name) + (a.required ? ' *' : '')), el('span', { class: 'muted' }, asText(a.description)), input));
+    form.appendChild(el('label', { class: 'field' }, el('span', {}, asText(a.name) + (a.required ? ' *' : '')), el('span', { class: 'muted' }, asText(a.description)), input,
+      completer(input, { type: 'ref/prompt', name: p.name }, a.name)));
   }
   form.appendChild(el('button', { type: 'submit' }, 'Get prompt'));
   form.addEventListener('submit', async (ev) => {
@@ -365,6 +372,65 @@ function promptForm(p) {
     const args = {};
     for (const [n, i] of inputs) if (i.value !== '') args[n] = i.value;
     try { showResult(await api('POST', '/api/sessions/' + current.id + '/prompt', { name: p.name, arguments: args })); }
+    catch (e) { showResult({ ok: false, error: { message: e.message }, frames: [] }); }
+  });
+  view.appendChild(form);
+}
+
+// completer asks the server's completion/complete for the input's argument as the person
+// types (debounced) and offers the values as text; clicking one fills the input. An answer
+// that comes after a newer question is dropped.
+function completer(input, ref, argument) {
+  const list = el('ul', { class: 'completions' });
+  const session = current;
+  let timer = null;
+  let asked = 0;
+  const ask = async () => {
+    const n = ++asked;
+    let res;
+    try { res = await api('POST', '/api/sessions/' + session.id + '/complete', { ref, argument: asText(argument), value: input.value }); } catch { res = { values: [] }; }
+    if (n !== asked) return;
+    clear(list);
+    for (const v of res.values || []) {
+      list.appendChild(el('li', { onclick: () => { input.value = v; clear(list); } }, v));
+    }
+    if (res.hasMore) list.appendChild(el('li', { class: 'muted' }, '…' + (res.total ? ' (' + res.total + ' in all)' : '')));
+  };
+  input.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(ask, 250); });
+  input.addEventListener('focus', () => { if (!list.firstChild) { clearTimeout(timer); timer = setTimeout(ask, 250); } });
+  return list;
+}
+
+// templateVars are the variable names of a URI template (RFC 6570 operators stripped).
+function templateVars(tmpl) {
+  const names = [];
+  for (const m of String(tmpl).matchAll(/\{([^}]*)\}/g)) {
+    for (const v of m[1].replace(/^[+#./;?&]/, '').split(',')) {
+      const n = v.replace(/[*]$|:\d+$/, '');
+      if (n && !names.includes(n)) names.push(n);
+    }
+  }
+  return names;
+}
+
+// templateForm fills a resource template's variables (with completion) and reads the result.
+function templateForm(t) {
+  const view = clear($('#item-view'));
+  clear($('#call-result'));
+  const inputs = [];
+  const form = el('form', { id: 'template-form' }, el('h3', {}, asText(t.uriTemplate)), el('p', {}, asText(t.name), ' ', asText(t.description)));
+  for (const name of templateVars(t.uriTemplate)) {
+    const input = el('input', { type: 'text', spellcheck: false, 'data-arg': name });
+    inputs.push([name, input]);
+    form.appendChild(el('label', { class: 'field' }, el('span', {}, name), input, completer(input, { type: 'ref/resource', uri: t.uriTemplate }, name)));
+  }
+  form.appendChild(el('button', { type: 'submit' }, 'Read'));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const vals = Object.fromEntries(inputs.map(([n, i]) => [n, i.value]));
+    const uri = String(t.uriTemplate).replace(/\{([+#./;?&]?)([^}]*)\}/g, (_, op, names) =>
+      names.split(',').map((v) => encodeURIComponent(vals[v.replace(/[*]$|:\d+$/, '')] || '')).join(','));
+    try { showResult(await api('POST', '/api/sessions/' + current.id + '/read', { uri })); }
     catch (e) { showResult({ ok: false, error: { message: e.message }, frames: [] }); }
   });
   view.appendChild(form);
