@@ -45,8 +45,9 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 
 // TestBrowser drives the UI in a real headless Chromium, the way a newcomer would: open the
 // printed URL, connect to testserver, call a tool, run a collection (failures first, re-run one
-// test), start a 5 s load and watch its chart grow, open history; then connect to a server whose
-// every string is an HTML/script payload and prove that none of it ran. Screenshots go to
+// test), step through it, start a 5 s load and watch its chart grow, open history, complete a
+// prompt's and a template's arguments, open and replay a recording of the hostile server; then
+// connect to a server whose every string is an HTML/script payload and prove that none of it ran. Screenshots go to
 // $MCPSPEC_UI_SCREENSHOTS (else a temporary directory).
 func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
