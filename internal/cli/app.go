@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/mcpspec/mcpspec/internal/redact"
+	"github.com/mcpspec/mcpspec/runner"
 )
 
 // IO is what a run of mcpspec may touch of its process: the standard streams and where to find
@@ -31,6 +32,9 @@ type IO struct {
 	// database alone, as --no-history does: tests that run verbs in-process set it, so that
 	// nothing is written into the working directory (the package's source).
 	NoHistory bool
+	// Step, when set, answers `mcpspec test --step` before each test instead of a prompt on
+	// the terminal (the web UI's stepper); mask masks this run's secrets in what it shows.
+	Step func(ctx context.Context, next runner.StepInfo, mask func(string) string) runner.StepAction
 }
 
 // Main runs mcpspec with the process's arguments and streams and exits with its exit code.

@@ -47,7 +47,7 @@ func (a *app) ui(ctx context.Context, cmd *cli.Command) error {
 	srv, err := ui.New(ui.Options{
 		Addr: cmd.String("addr"), AllowRemote: cmd.Bool("allow-remote"), Dir: dir, AllowFile: cmd.String("allow"),
 		Executable: a.io.Executable, TempDir: a.io.TempDir, Log: a.io.Stderr,
-		Exec: a.execVerb, History: uiHistory{dir: dir},
+		Exec: a.execVerb, ExecStep: a.execVerbStep, History: uiHistory{dir: dir},
 	})
 	if err != nil {
 		var ae *ui.AddrError
@@ -83,6 +83,15 @@ func (a *app) execVerb(ctx context.Context, args []string, stdout, stderr io.Wri
 	return int(Run(ctx, append([]string{"mcpspec"}, args...), &IO{
 		Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr,
 		Executable: a.io.Executable, TempDir: a.io.TempDir, Abort: a.io.Abort,
+	}))
+}
+
+// execVerbStep is execVerb for `mcpspec test --step` run from the UI: step answers before each
+// test, in place of the terminal prompt.
+func (a *app) execVerbStep(ctx context.Context, args []string, stdout, stderr io.Writer, step ui.StepFunc) int {
+	return int(Run(ctx, append([]string{"mcpspec"}, args...), &IO{
+		Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr,
+		Executable: a.io.Executable, TempDir: a.io.TempDir, Abort: a.io.Abort, Step: step,
 	}))
 }
 

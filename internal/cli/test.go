@@ -239,7 +239,7 @@ func (a *app) testConfig(ctx context.Context, cmd *cli.Command, save *optionalNa
 		Abort:           a.io.Abort,
 	}
 	if cmd.Bool("step") {
-		if err := a.checkStep(cfg); err != nil {
+		if err := a.checkStep(cfg, a.io.Step != nil); err != nil {
 			return nil, err
 		}
 		cfg.step = a.newStepper()

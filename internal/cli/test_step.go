@@ -27,9 +27,10 @@ func isTTY(f any) bool {
 	return ok && term.IsTerminal(int(file.Fd()))
 }
 
-// checkStep refuses --step when stdin or stderr is not a terminal: there is no one to answer.
-func (a *app) checkStep(cfg *testConfig) error {
-	if !isTTY(a.term.Stdin) || !isTTY(a.term.Stderr) {
+// checkStep refuses --step when stdin or stderr is not a terminal (unless hooked, as the UI
+// does): there is no one to answer.
+func (a *app) checkStep(cfg *testConfig, hooked bool) error {
+	if !hooked && (!isTTY(a.term.Stdin) || !isTTY(a.term.Stderr)) {
 		return &Error{Code: ExitConfig, Msg: "--step needs a terminal: stdin and stderr must be a TTY",
 			Hint: "run it in an interactive shell; in CI or a pipe leave --step out (--grep or --tag select tests instead)"}
 	}
@@ -74,8 +75,15 @@ func (s *stepper) wasAborted() bool {
 	return s.aborted
 }
 
-// step is the runner's Step hook: it shows the next test and waits for an answer.
+// step is the runner's Step hook: it shows the next test and waits for an answer, or asks
+// IO.Step when it is set.
 func (s *stepper) step(ctx context.Context, next runner.StepInfo) runner.StepAction {
+	if s.a.io.Step != nil {
+		if a := s.a.io.Step(ctx, next, s.a.masker.Mask); a != runner.StepAbort {
+			return a
+		}
+		return s.abort()
+	}
 	s.once.Do(func() { go s.read() })
 	name := next.Test.Name
 	if name == "" {

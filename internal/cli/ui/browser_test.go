@@ -45,8 +45,9 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 
 // TestBrowser drives the UI in a real headless Chromium, the way a newcomer would: open the
 // printed URL, connect to testserver, call a tool, run a collection (failures first, re-run one
-// test), start a 5 s load and watch its chart grow, open history; then connect to a server whose
-// every string is an HTML/script payload and prove that none of it ran. Screenshots go to
+// test), step through it, start a 5 s load and watch its chart grow, open history, complete a
+// prompt's and a template's arguments, open and replay a recording of the hostile server; then
+// connect to a server whose every string is an HTML/script payload and prove that none of it ran. Screenshots go to
 // $MCPSPEC_UI_SCREENSHOTS (else a temporary directory).
 func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
@@ -81,6 +82,9 @@ func TestBrowser(t *testing.T) {
 	srv, err := ui.New(ui.Options{Addr: "127.0.0.1:0", Dir: dir, Executable: mcpspec, TempDir: t.TempDir(), History: fakeHistory{},
 		Exec: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return int(cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr, Executable: mcpspec}))
+		},
+		ExecStep: func(ctx context.Context, args []string, stdout, stderr io.Writer, step ui.StepFunc) int {
+			return int(cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr, Executable: mcpspec, Step: step}))
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +225,42 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("step through a collection", func(t *testing.T) {
+		next := func(want string) chromedp.Action[chromedp.Void] {
+			return waitJS(fmt.Sprintf(`(document.querySelector('#step-next')?.textContent || '').endsWith(%q)`, want))
+		}
+		run(t, "run smoke.yaml stepped",
+			click(`#nav button[data-page="collections"]`),
+			js(`document.querySelector('#step-toggle').checked = true`),
+			click(`tr[data-path="smoke.yaml"] .run-btn`),
+			next("Smoke › Echo answers (1 of 3)"))
+		vars := eval[[]string](t, bctx, `[...document.querySelectorAll('#step-vars .step-var')].map((r) => r.children[0].textContent + '=' + r.querySelector('input').value)`)
+		if strings.Join(vars, " ") != "api_token=•••••• shout=quiet" {
+			t.Errorf("variables at the pause %q, want api_token masked and shout=quiet", vars)
+		}
+		if body := eval[string](t, bctx, `document.body.innerText + [...document.querySelectorAll('input')].map((i) => i.value).join(' ')`); strings.Contains(body, "s3cret") {
+			t.Error("the secret's value is on the page")
+		}
+		shot(t, "2-step-paused")
+		run(t, "continue, then skip Add adds",
+			click(`#step-continue`), next("Smoke › Add adds (2 of 3)"),
+			click(`#step-skip`), next("Smoke › Echo is expected to shout (3 of 3)"))
+		// shout becomes LOUD for the last test, which then passes.
+		run(t, "set shout and continue",
+			js(`[...document.querySelectorAll('#step-vars .step-var')].find((r) => r.children[0].textContent === 'shout').querySelector('input').value = 'LOUD'`),
+			js(`[...document.querySelectorAll('#step-vars .step-var')].find((r) => r.children[0].textContent === 'shout').querySelector('.set-var').click()`),
+			waitJS(`[...document.querySelectorAll('#step-vars .step-var')].some((r) => r.children[0].textContent === 'shout' && r.querySelector('input').value === 'LOUD' && r.isConnected)`),
+			click(`#step-continue`),
+			waitJS(`!!document.querySelector('#results-table')`))
+		statuses := eval[[]string](t, bctx, `[...document.querySelectorAll('#results-table .result-row')].map((r) => r.dataset.status + ':' + r.children[1].textContent)`)
+		state := eval[string](t, bctx, `document.querySelector('#run-state').textContent`)
+		if len(statuses) != 3 || !strings.HasPrefix(statuses[0], "skipped:Add adds") || !strings.HasPrefix(statuses[2], "passed:Echo is expected to shout") ||
+			!strings.HasPrefix(state, "exit 0") || eval[bool](t, bctx, `!!document.querySelector('#step-next')`) {
+			t.Errorf("after stepping: %q, state %q", statuses, state)
+		}
+		run(t, "untick step", js(`document.querySelector('#step-toggle').checked = false`))
+	})
+
 	t.Run("load", func(t *testing.T) {
 		run(t, "start a 5 s load",
 			click(`#nav button[data-page="load"]`),
@@ -308,6 +348,105 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("completion", func(t *testing.T) {
+		// The session of the subtest before is testserver's: greet's name and the item
+		// template's id complete (completion/complete) as the person types.
+		typeIn := func(sel, text string) chromedp.Action[chromedp.Void] {
+			return js(fmt.Sprintf(`(() => { const i = document.querySelector(%q); i.value = %q; i.dispatchEvent(new Event('input')); })()`, sel, text))
+		}
+		offered := func(form string) []string {
+			return eval[[]string](t, bctx, `[...document.querySelectorAll('`+form+` .completions li')].map((li) => li.textContent)`)
+		}
+		run(t, "complete greet's name",
+			click(`#nav button[data-page="inspector"]`),
+			clickText(`#prompts-list li`, "greet"),
+			typeIn(`#prompt-form input`, "a"),
+			waitJS(`document.querySelectorAll('#prompt-form .completions li').length > 0`))
+		if got := offered("#prompt-form"); strings.Join(got, ",") != "Ada,Alan" {
+			t.Errorf("greet name completions for %q: %q, want Ada,Alan", "a", got)
+		}
+		run(t, "narrow it", typeIn(`#prompt-form input`, "ala"),
+			waitJS(`document.querySelectorAll('#prompt-form .completions li').length === 1`),
+			clickText(`#prompt-form .completions li`, "Alan"))
+		if v := eval[string](t, bctx, `document.querySelector('#prompt-form input').value`); v != "Alan" {
+			t.Errorf("after picking Alan the input holds %q", v)
+		}
+		run(t, "complete the item template's id and read it",
+			clickText(`#templates-list li`, "mcptest://items/{id}"),
+			typeIn(`#template-form [data-arg="id"]`, "4"),
+			waitJS(`document.querySelectorAll('#template-form .completions li').length > 0`))
+		if got := offered("#template-form"); strings.Join(got, ",") != "42" {
+			t.Errorf("item id completions for %q: %q, want 42", "4", got)
+		}
+		run(t, "read item 42",
+			clickText(`#template-form .completions li`, "42"),
+			click(`#template-form button[type="submit"]`),
+			waitJS(`!!document.querySelector('#call-json')`))
+		if text := eval[string](t, bctx, `document.querySelector('#call-json').textContent`); !strings.Contains(text, "mcptest://items/42") {
+			t.Errorf("reading the template with id 42: %.300q", text)
+		}
+		shot(t, "5-completion")
+	})
+
+	// inert fails the test if a payload ran or made an element.
+	inert := func(t *testing.T) {
+		t.Helper()
+		pwned := eval[bool](t, bctx, `window.__pwned !== undefined`)
+		title := eval[string](t, bctx, `document.title`)
+		active := eval[int](t, bctx, `document.querySelectorAll('img, iframe, object, embed, a[href], [onerror], [onload], [onmouseover], script:not([src="/app.js"]), svg script').length`)
+		if pwned || title != "mcpspec ui" {
+			t.Errorf("a payload ran: window.__pwned set %v, title %q", pwned, title)
+		}
+		if active != 0 {
+			t.Errorf("%d elements from server text were created as HTML", active)
+		}
+	}
+
+	t.Run("recordings", func(t *testing.T) {
+		// A recording of the hostile server, made the CLI's way: its frames carry the payloads.
+		var out, errb strings.Builder
+		code := cli.Run(bctx, []string{"mcpspec", "record", "start", "hostile", "--server", "testserver --hostile-html"},
+			&cli.IO{Stdin: strings.NewReader(`.call html_echo {"text":"x"}` + "\n"), Stdout: &out, Stderr: &errb, Executable: mcpspec})
+		// html_echo answers isError: inspect's exit code 1, the recording made all the same.
+		if code != 1 || !strings.Contains(errb.String(), "recorded 6 frames") {
+			t.Fatalf("record start: exit %d: %s %s", code, out.String(), errb.String())
+		}
+		run(t, "list the recordings",
+			click(`#nav button[data-page="recordings"]`),
+			waitJS(`!!document.querySelector('#recordings-table')`))
+		row := eval[[]string](t, bctx, `[...document.querySelector('#recordings-table .recording-row').children].map((c) => c.textContent)`)
+		if len(row) != 5 || row[0] != "hostile" || row[1] == "0" || row[3] != "testserver --hostile-html" || !strings.HasSuffix(row[4], "KB") {
+			t.Errorf("recording row %q, want hostile, its frames, duration, server and size", row)
+		}
+		run(t, "open it",
+			clickText(`#recordings-table button.open-rec`, "hostile"),
+			waitJS(`document.querySelectorAll('#recording-frames .rec-frame').length > 0`))
+		frames := eval[[]string](t, bctx, `[...document.querySelectorAll('#recording-frames .rec-frame')].map((r) => r.children[0].textContent + ' ' + r.children[1].textContent)`)
+		if len(frames) < 6 || !strings.HasPrefix(frames[0], "→ client to server +") || !strings.HasPrefix(frames[1], "← server to client +") {
+			t.Errorf("frames %q, want at least 6 with direction and timing", frames)
+		}
+		if text := eval[string](t, bctx, `document.querySelector('#recording-frames').textContent`); strings.Count(text, "window.__pwned") < 3 {
+			t.Errorf("the payloads are not shown as text in the frames: %.300q", text)
+		}
+		inert(t)
+		shot(t, "7-recording")
+		// Replayed against the plain testserver: discovery matches, the call of html_echo
+		// (a tool the plain server lacks) changes from its HTML answer to "unknown tool".
+		run(t, "replay it",
+			chromedp.SetValue(`#replay-server`, "testserver"),
+			click(`#replay-start`),
+			waitJS(`!!document.querySelector('#replay-counts')`))
+		counts := eval[string](t, bctx, `document.querySelector('#replay-counts').textContent`)
+		statuses := eval[[]string](t, bctx, `[...document.querySelectorAll('#replay-results .replay-row')].map((r) => r.dataset.status)`)
+		state := eval[string](t, bctx, `document.querySelector('#replay-state').textContent`)
+		if !strings.HasPrefix(state, "exit 1") || counts != "differs: 2 matched, 1 changed, 0 added, 0 removed" ||
+			strings.Join(statuses, ",") != "matched,changed,matched" {
+			t.Errorf("replay: %q, %q, rows %v", state, counts, statuses)
+		}
+		inert(t)
+		shot(t, "7-replay")
+	})
+
 	t.Run("xss", func(t *testing.T) {
 		connect(t, "testserver --hostile-html")
 		run(t, "show and call every hostile thing",
@@ -323,18 +462,8 @@ func TestBrowser(t *testing.T) {
 			waitJS(`!!document.querySelector('#call-text')`),
 			clickText(`#nav button`, "Servers"))
 		shot(t, "6-xss")
-		var pwned bool
-		var active int
-		pwned = eval[bool](t, bctx, `window.__pwned !== undefined`)
-		title := eval[string](t, bctx, `document.title`)
+		inert(t)
 		text := eval[string](t, bctx, `document.body.textContent`)
-		active = eval[int](t, bctx, `document.querySelectorAll('img, iframe, object, embed, a[href], [onerror], [onload], [onmouseover], script:not([src="/app.js"]), svg script').length`)
-		if pwned || title != "mcpspec ui" {
-			t.Errorf("a payload ran: window.__pwned set %v, title %q", pwned, title)
-		}
-		if active != 0 {
-			t.Errorf("%d elements from server text were created as HTML", active)
-		}
 		if n := strings.Count(text, mcptest.HostileHTML); n < 3 {
 			t.Errorf("the payload appears %d times as text, want it shown (name, description, error, resource)", n)
 		}

@@ -33,7 +33,7 @@ const (
 
 // runKinds are the verbs a page may start.
 func runKinds() []string {
-	return []string{"test", "load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit", "score"}
+	return []string{"test", "load", "deadlock", "race", "head-of-line", "fuzz", "probe", "audit", "score", "replay"}
 }
 
 // runs holds the runs started from the UI.
@@ -68,6 +68,10 @@ type runRequest struct {
 	FastTool string `json:"fastTool,omitempty"`
 	Rate     string `json:"rate,omitempty"`
 	Duration string `json:"duration,omitempty"`
+	// Step, with a collection, pauses the run before each test until the page answers.
+	Step bool `json:"step,omitempty"`
+	// Recording is the name of the project's recording a replay run sends again.
+	Recording string `json:"recording,omitempty"`
 }
 
 // run is one run: the verb's command line, its live output and its result.
@@ -79,6 +83,8 @@ type run struct {
 	cancel  context.CancelFunc
 	events  *broker
 	started time.Time
+	// stepper answers the pauses of a stepped run (nil otherwise).
+	stepper *uiStepper
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -112,6 +118,9 @@ type runJSON struct {
 	Tests    []testLine        `json:"tests"`
 	Progress []json.RawMessage `json:"progress"`
 	Log      []string          `json:"log"`
+	// Stepped says the run pauses before each test; Paused is the pause it waits at, if any.
+	Stepped bool       `json:"stepped,omitempty"`
+	Paused  *pauseJSON `json:"paused,omitempty"`
 	// Result is the verb's JSON document (stdout, or results.json of a test run).
 	Result json.RawMessage `json:"result,omitempty"`
 }
@@ -136,6 +145,9 @@ func (r *run) view(full bool) runJSON {
 	}
 	if full && r.done {
 		v.Result = r.result()
+	}
+	if r.stepper != nil {
+		v.Stepped, v.Paused = true, r.stepper.pause()
 	}
 	return v
 }
@@ -241,6 +253,18 @@ func (rs *runs) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x.Args = args
+	if req.Step {
+		if x.Kind != "test" || rs.o.ExecStep == nil {
+			writeError(w, http.StatusBadRequest, "only a collection's run can be stepped, and only by a UI that can run steps")
+			return
+		}
+		x.Args = append(x.Args, "--step")
+		wait := rs.o.StepWait
+		if wait <= 0 {
+			wait = DefaultStepWait
+		}
+		x.stepper = newStepper(x.ID, rs.events, wait)
+	}
 	// A test run's reports go into its directory; the load verb makes its own (and would pick
 	// another name for one that exists).
 	if x.Kind == "test" {
@@ -260,7 +284,12 @@ func (rs *runs) start(w http.ResponseWriter, r *http.Request) {
 		defer rs.wg.Done()
 		defer cancel()
 		out, errw := newLineWriter(x.onStdout), newLineWriter(x.onStderr)
-		code := rs.o.Exec(ctx, args, out, errw)
+		var code int
+		if x.stepper != nil {
+			code = rs.o.ExecStep(ctx, x.Args, out, errw, x.stepper.step)
+		} else {
+			code = rs.o.Exec(ctx, x.Args, out, errw)
+		}
 		out.flush()
 		errw.flush()
 		x.mu.Lock()
@@ -325,6 +354,12 @@ func (rs *runs) command(req *runRequest, x *run) ([]string, error) {
 	}
 	if req.Server == "" {
 		return nil, fmt.Errorf("a %s run needs a server", req.Kind)
+	}
+	if req.Kind == "replay" {
+		if !recordingName.MatchString(req.Recording) {
+			return nil, fmt.Errorf("a replay run needs the name of one of this project's recordings, not %q", req.Recording)
+		}
+		return []string{"record", "replay", req.Recording, "--server", req.Server, "--json", "--dir", rs.project.recordingsDir()}, nil
 	}
 	args := []string{req.Kind, "--server", req.Server, "--json"}
 	switch req.Kind {

@@ -55,6 +55,12 @@ type Options struct {
 	TempDir string
 	// Exec runs the verbs of runs started from the UI (required for runs).
 	Exec ExecFunc
+	// ExecStep runs a collection stepped from the UI (`mcpspec test --step` with the UI's
+	// stepper); nil: runs cannot be stepped.
+	ExecStep StepExecFunc
+	// StepWait is how long a stepped run waits at a pause for an answer before it aborts
+	// (0 = [DefaultStepWait]).
+	StepWait time.Duration
 	// History, when set, backs the history page; nil shows "history not available".
 	History History
 	// Token is the access token ("" = 32 random bytes, hex).
@@ -219,12 +225,16 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /api/sessions/{id}/call", s.conns.call)
 	api.HandleFunc("POST /api/sessions/{id}/read", s.conns.read)
 	api.HandleFunc("POST /api/sessions/{id}/prompt", s.conns.prompt)
+	api.HandleFunc("POST /api/sessions/{id}/complete", s.conns.complete)
 	api.HandleFunc("GET /api/sessions/{id}/asks", s.conns.asksOf)
 	api.HandleFunc("POST /api/sessions/{id}/asks/{ask}", s.conns.answer)
 	api.HandleFunc("GET /api/runs", s.runs.list)
 	api.HandleFunc("POST /api/runs", s.runs.start)
 	api.HandleFunc("GET /api/runs/{id}", s.runs.get)
 	api.HandleFunc("DELETE /api/runs/{id}", s.runs.cancel)
+	api.HandleFunc("POST /api/runs/{id}/step", s.runs.step)
+	api.HandleFunc("GET /api/recordings", s.listRecordings)
+	api.HandleFunc("GET /api/recordings/{name}", s.openRecording)
 	api.HandleFunc("GET /api/history/runs", s.historyRuns)
 	api.HandleFunc("GET /api/history/trend", s.historyTrend)
 	mux.Handle("/api/", s.authorized(api))

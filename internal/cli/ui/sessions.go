@@ -53,6 +53,7 @@ type liveSession struct {
 	sampler  *resources.Tree
 	tools    []session.Tool
 	res      []session.Resource
+	tmpls    []session.ResourceTemplate
 	prompts  []session.Prompt
 	listErrs map[string]string
 	asks     *asks
@@ -123,6 +124,7 @@ type sessionJSON struct {
 	Tools           []json.RawMessage      `json:"tools"`
 	Resources       []json.RawMessage      `json:"resources"`
 	Prompts         []json.RawMessage      `json:"prompts"`
+	Templates       []json.RawMessage      `json:"resourceTemplates"`
 	ListErrors      map[string]string      `json:"listErrors,omitempty"`
 }
 
@@ -130,7 +132,7 @@ func (l *liveSession) describe() sessionJSON {
 	c := l.conn
 	out := sessionJSON{ID: l.ID, Spec: l.Spec, Transport: string(c.Transport), ProtocolVersion: c.ProtocolVersion(),
 		ServerInfo: c.ServerInfo(), Capabilities: c.ServerCapabilities(), Instructions: c.Instructions(),
-		Tools: []json.RawMessage{}, Resources: []json.RawMessage{}, Prompts: []json.RawMessage{}, ListErrors: l.listErrs}
+		Tools: []json.RawMessage{}, Resources: []json.RawMessage{}, Prompts: []json.RawMessage{}, Templates: []json.RawMessage{}, ListErrors: l.listErrs}
 	if len(out.Capabilities) == 0 {
 		out.Capabilities = json.RawMessage("{}")
 	}
@@ -145,6 +147,9 @@ func (l *liveSession) describe() sessionJSON {
 	}
 	for _, p := range l.prompts {
 		out.Prompts = append(out.Prompts, raw(p.Raw, p))
+	}
+	for _, t := range l.tmpls {
+		out.Templates = append(out.Templates, raw(t.Raw, t))
 	}
 	return out
 }
@@ -208,6 +213,9 @@ func (ss *sessions) connect(w http.ResponseWriter, r *http.Request, s string) {
 	if hasCap(conn.ServerCapabilities(), "resources") {
 		if l.res, err = conn.ListResources(ctx); err != nil {
 			l.listErrs["resources"] = err.Error()
+		}
+		if l.tmpls, err = conn.ListResourceTemplates(ctx); err != nil {
+			l.listErrs["resourceTemplates"] = err.Error()
 		}
 	}
 	if hasCap(conn.ServerCapabilities(), "prompts") {

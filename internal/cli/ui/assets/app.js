@@ -97,7 +97,7 @@ function stream() {
   const state = $('#stream-state');
   const es = new EventSource('/api/events?token=' + encodeURIComponent(token) + '&last=' + lastEventId);
   es.onopen = () => { backoff = 1000; state.textContent = 'live'; state.className = 'state live'; };
-  for (const type of ['run.start', 'run.test', 'run.progress', 'run.log', 'run.done', 'session', 'ask', 'ask.done']) {
+  for (const type of ['run.start', 'run.test', 'run.progress', 'run.log', 'run.done', 'run.step', 'session', 'ask', 'ask.done']) {
     es.addEventListener(type, (ev) => {
       lastEventId = Math.max(lastEventId, Number(ev.lastEventId) || 0);
       let data;
@@ -120,6 +120,7 @@ function goto(page) {
   for (const b of document.querySelectorAll('#nav button')) b.classList.toggle('active', b.dataset.page === page);
   for (const s of document.querySelectorAll('.page')) show(s, s.id === 'page-' + page);
   if (page === 'history') renderHistory();
+  if (page === 'recordings') renderRecordings();
 }
 
 // ---- state ---------------------------------------------------------------------------------
@@ -232,7 +233,7 @@ function renderInspector() {
   show($('#inspector'), !!current);
   show($('#inspector-empty'), !current);
   $('#inspector-session').textContent = current ? '— ' + current.spec : '';
-  for (const id of ['#tools-list', '#resources-list', '#prompts-list', '#item-view', '#call-result']) clear($(id));
+  for (const id of ['#tools-list', '#resources-list', '#templates-list', '#prompts-list', '#item-view', '#call-result']) clear($(id));
   if (!current) return;
   for (const t of current.tools) {
     const li = el('li', { class: 'tool' }, el('span', { class: 'name' }, asText(t.name)),
@@ -246,6 +247,12 @@ function renderInspector() {
       el('span', { class: 'desc' }, asText(r.name), ' ', asText(r.description)));
     li.addEventListener('click', () => { mark(li); readResource(r); });
     $('#resources-list').appendChild(li);
+  }
+  for (const t of current.resourceTemplates || []) {
+    const li = el('li', { class: 'template' }, el('span', { class: 'name' }, asText(t.uriTemplate)),
+      el('span', { class: 'desc' }, asText(t.name), ' ', asText(t.description)));
+    li.addEventListener('click', () => { mark(li); templateForm(t); });
+    $('#templates-list').appendChild(li);
   }
   for (const p of current.prompts) {
     const li = el('li', { class: 'prompt' }, el('span', { class: 'name' }, asText(p.name)), el('span', { class: 'desc' }, asText(p.description)));
@@ -356,7 +363,8 @@ function promptForm(p) {
   for (const a of Array.isArray(p.arguments) ? p.arguments : []) {
     const input = el('input', { type: 'text', spellcheck: false });
     inputs.push([asText(a.name), input]);
-    form.appendChild(el('label', { class: 'field' }, el('span', {}, asText(a.name) + (a.required ? ' *' : '')), el('span', { class: 'muted' }, asText(a.description)), input));
+    form.appendChild(el('label', { class: 'field' }, el('span', {}, asText(a.name) + (a.required ? ' *' : '')), el('span', { class: 'muted' }, asText(a.description)), input,
+      completer(input, { type: 'ref/prompt', name: p.name }, a.name)));
   }
   form.appendChild(el('button', { type: 'submit' }, 'Get prompt'));
   form.addEventListener('submit', async (ev) => {
@@ -364,6 +372,65 @@ function promptForm(p) {
     const args = {};
     for (const [n, i] of inputs) if (i.value !== '') args[n] = i.value;
     try { showResult(await api('POST', '/api/sessions/' + current.id + '/prompt', { name: p.name, arguments: args })); }
+    catch (e) { showResult({ ok: false, error: { message: e.message }, frames: [] }); }
+  });
+  view.appendChild(form);
+}
+
+// completer asks the server's completion/complete for the input's argument as the person
+// types (debounced) and offers the values as text; clicking one fills the input. An answer
+// that comes after a newer question is dropped.
+function completer(input, ref, argument) {
+  const list = el('ul', { class: 'completions' });
+  const session = current;
+  let timer = null;
+  let asked = 0;
+  const ask = async () => {
+    const n = ++asked;
+    let res;
+    try { res = await api('POST', '/api/sessions/' + session.id + '/complete', { ref, argument: asText(argument), value: input.value }); } catch { res = { values: [] }; }
+    if (n !== asked) return;
+    clear(list);
+    for (const v of res.values || []) {
+      list.appendChild(el('li', { onclick: () => { input.value = v; clear(list); } }, v));
+    }
+    if (res.hasMore) list.appendChild(el('li', { class: 'muted' }, '…' + (res.total ? ' (' + res.total + ' in all)' : '')));
+  };
+  input.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(ask, 250); });
+  input.addEventListener('focus', () => { if (!list.firstChild) { clearTimeout(timer); timer = setTimeout(ask, 250); } });
+  return list;
+}
+
+// templateVars are the variable names of a URI template (RFC 6570 operators stripped).
+function templateVars(tmpl) {
+  const names = [];
+  for (const m of String(tmpl).matchAll(/\{([^}]*)\}/g)) {
+    for (const v of m[1].replace(/^[+#./;?&]/, '').split(',')) {
+      const n = v.replace(/[*]$|:\d+$/, '');
+      if (n && !names.includes(n)) names.push(n);
+    }
+  }
+  return names;
+}
+
+// templateForm fills a resource template's variables (with completion) and reads the result.
+function templateForm(t) {
+  const view = clear($('#item-view'));
+  clear($('#call-result'));
+  const inputs = [];
+  const form = el('form', { id: 'template-form' }, el('h3', {}, asText(t.uriTemplate)), el('p', {}, asText(t.name), ' ', asText(t.description)));
+  for (const name of templateVars(t.uriTemplate)) {
+    const input = el('input', { type: 'text', spellcheck: false, 'data-arg': name });
+    inputs.push([name, input]);
+    form.appendChild(el('label', { class: 'field' }, el('span', {}, name), input, completer(input, { type: 'ref/resource', uri: t.uriTemplate }, name)));
+  }
+  form.appendChild(el('button', { type: 'submit' }, 'Read'));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const vals = Object.fromEntries(inputs.map(([n, i]) => [n, i.value]));
+    const uri = String(t.uriTemplate).replace(/\{([+#./;?&]?)([^}]*)\}/g, (_, op, names) =>
+      names.split(',').map((v) => encodeURIComponent(vals[v.replace(/[*]$|:\d+$/, '')] || '')).join(','));
+    try { showResult(await api('POST', '/api/sessions/' + current.id + '/read', { uri })); }
     catch (e) { showResult({ ok: false, error: { message: e.message }, frames: [] }); }
   });
   view.appendChild(form);
@@ -440,6 +507,7 @@ const runViews = new Map(); // run id → {onTest, onProgress, onLog, onDone}
 
 on('run.test', (d) => { const v = runViews.get(d.run); if (v && v.onTest) v.onTest(d.test); });
 on('run.progress', (d) => { const v = runViews.get(d.run); if (v && v.onProgress) v.onProgress(d.point); });
+on('run.step', (d) => { const v = runViews.get(d.run); if (v && v.onStep) v.onStep(d.paused); });
 on('run.log', (d) => { const v = runViews.get(d.run); if (v && v.onLog) v.onLog(d.line); });
 on('run.done', async (d) => {
   const v = runViews.get(d.run);
@@ -454,7 +522,13 @@ async function startRun(req, view) {
   const r = await api('POST', '/api/runs', req);
   runViews.set(r.id, view);
   (async () => {
+    // A stepped run may have paused before the page knew its id: ask once at the start.
+    let first = !!view.onStep;
     while (!view.finished) {
+      if (first) {
+        first = false;
+        try { const s = await api('GET', '/api/runs/' + r.id); if (s.paused && !view.finished) view.onStep(s.paused); } catch { /* the events will tell */ }
+      }
       await new Promise((res) => setTimeout(res, 3000));
       if (view.finished) return;
       try {
@@ -491,18 +565,53 @@ async function runCollection(path, test) {
   const live = el('ul', { class: 'list tests', id: 'run-tests' });
   const state = el('div', { id: 'run-state', class: 'muted' }, 'running…');
   const results = el('div', { id: 'run-results' });
-  append(box, [el('h3', {}, path, test ? ' › ' + test : ''), state, live, results]);
+  const panel = el('div', { id: 'step-panel' });
+  const step = !test && $('#step-toggle').checked;
+  append(box, [el('h3', {}, path, test ? ' › ' + test : ''), state, live, panel, results]);
   try {
-    const r = await startRun({ kind: 'test', collection: path, test }, {
+    const r = await startRun({ kind: 'test', collection: path, test, step }, {
       onTest: (t) => live.appendChild(el('li', { class: t.ok ? 'ok' : 'bad' }, (t.ok ? '✓ ' : '✗ ') + t.name + (t.skip ? ' (skipped)' : ''))),
-      onLog: () => {},
-      onDone: (run) => renderTestResults(path, run, state, live, results),
+      onLog: (line) => { if (step) live.appendChild(el('li', { class: 'muted' }, line)); },
+      onStep: (p) => renderPause(p, panel),
+      onDone: (run) => { clear(panel); renderTestResults(path, run, state, live, results); },
     });
+
     state.textContent = 'running… ' + r.command;
   } catch (e) {
     state.textContent = e.message;
     state.className = 'error';
   }
+}
+
+// renderPause shows where a stepped run waits (p null: it goes on), with its variables (the
+// secrets masked by the server) and the answers.
+function renderPause(p, panel) {
+  clear(panel);
+  if (!p) return;
+  const id = p.run;
+  const err = el('div', { class: 'error' });
+  const send = async (body) => {
+    err.textContent = '';
+    try { await api('POST', '/api/runs/' + id + '/step', body); } catch (e) { err.textContent = e.message; }
+  };
+  const tb = el('tbody');
+  for (const [k, v] of Object.entries(p.vars || {})) {
+    const input = el('input', { value: v, spellcheck: false });
+    tb.appendChild(el('tr', { class: 'step-var' }, el('td', {}, k), el('td', {}, input),
+      el('td', {}, el('button', { class: 'secondary set-var', onclick: () => send({ action: 'set', name: k, value: input.value }) }, 'Set'))));
+  }
+  const newName = el('input', { id: 'step-new-name', placeholder: 'name', spellcheck: false });
+  const newValue = el('input', { id: 'step-new-value', placeholder: 'value', spellcheck: false });
+  tb.appendChild(el('tr', {}, el('td', {}, newName), el('td', {}, newValue),
+    el('td', {}, el('button', { class: 'secondary', id: 'step-new-set', onclick: () => send({ action: 'set', name: newName.value.trim(), value: newValue.value }) }, 'Set'))));
+  append(panel, [el('div', { class: 'card step-panel' },
+    el('h4', { id: 'step-next' }, 'Paused before ' + p.collection + ' › ' + p.test + ' (' + (p.index + 1) + ' of ' + p.total + ')'),
+    el('div', { class: 'muted' }, 'The run aborts if nobody answers by ' + new Date(p.deadline).toLocaleTimeString() + '.'),
+    el('div', { class: 'row' },
+      el('button', { id: 'step-continue', onclick: () => send({ action: 'continue' }) }, 'Continue'),
+      el('button', { class: 'secondary', id: 'step-skip', onclick: () => send({ action: 'skip' }) }, 'Skip'),
+      el('button', { class: 'secondary', id: 'step-abort', onclick: () => send({ action: 'abort' }) }, 'Abort')),
+    el('h4', {}, 'Variables'), el('table', { class: 'grid', id: 'step-vars' }, tb), err)]);
 }
 
 function renderTestResults(path, run, state, live, results) {
@@ -667,6 +776,105 @@ function initRunner(box) {
     }
   });
   append(box, [form, out]);
+}
+
+// ---- recordings ----------------------------------------------------------------------------
+
+function fmtSize(n) {
+  if (n < 1024) return n + ' B';
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + ' KB';
+  return (n / 1024 / 1024).toFixed(1) + ' MB';
+}
+
+async function renderRecordings() {
+  const box = clear($('#recordings'));
+  try {
+    const doc = await api('GET', '/api/recordings');
+    const rows = doc.recordings || [];
+    if (!rows.length) {
+      box.appendChild(el('p', { class: 'muted', id: 'recordings-empty' }, 'No recordings in ' + doc.dir + ': make one with mcpspec proxy --server SPEC, or mcpspec record start NAME --server SPEC.'));
+      return;
+    }
+    const tb = el('tbody');
+    for (const r of rows) {
+      tb.appendChild(el('tr', { class: 'recording-row' },
+        el('td', {}, r.error ? r.name : el('button', { class: 'secondary open-rec', onclick: () => openRecording(r.name) }, r.name)),
+        el('td', {}, r.error ? '-' : String(r.frames)),
+        el('td', {}, r.error ? '-' : (r.durationMs / 1000).toFixed(3) + ' s'),
+        el('td', {}, r.error ? el('span', { class: 'error' }, 'unreadable: ' + r.error) : asText(r.server)),
+        el('td', {}, fmtSize(r.size || 0))));
+    }
+    box.appendChild(el('table', { class: 'grid', id: 'recordings-table' },
+      el('thead', {}, el('tr', {}, ['Name', 'Frames', 'Duration', 'Server', 'Size'].map((h) => el('th', {}, h)))), tb));
+  } catch (e) {
+    box.appendChild(el('p', { class: 'error' }, e.message));
+  }
+}
+
+// openRecording shows a recording's frames (text only: a server chose what they say) and a
+// form to replay it against an allowed server.
+async function openRecording(name) {
+  const box = clear($('#recording-view'));
+  let rec;
+  try { rec = await api('GET', '/api/recordings/' + encodeURIComponent(name)); } catch (e) {
+    box.appendChild(el('p', { class: 'error' }, e.message));
+    return;
+  }
+  const h = rec.header || {};
+  append(box, [el('h3', {}, rec.name),
+    kv([['server', h.server], ['transport', h.transport], ['protocol version', h.protocolVersion], ['started', h.started],
+      ['frames', rec.total > rec.frames.length ? rec.frames.length + ' of ' + rec.total + ' shown' : String(rec.total)]])]);
+  const server = el('select', { class: 'server', id: 'replay-server' });
+  fillServerSelect(server);
+  const out = el('div', { id: 'replay-out' });
+  const form = el('form', { class: 'row wrap', id: 'replay-form' }, el('label', {}, 'Replay against', server), el('button', { type: 'submit', id: 'replay-start' }, 'Replay'));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clear(out);
+    const state = el('div', { class: 'muted', id: 'replay-state' }, 'replaying…');
+    const result = el('div');
+    append(out, [state, result]);
+    try {
+      const r = await startRun({ kind: 'replay', recording: rec.name, server: server.value }, {
+        onLog: () => {},
+        onDone: (run) => renderReplay(run, state, result),
+      });
+      state.textContent = 'replaying… ' + r.command;
+    } catch (e) {
+      state.textContent = e.message;
+      state.className = 'error';
+    }
+  });
+  append(box, [form, out]);
+  const tb = el('tbody');
+  for (const f of rec.frames) {
+    tb.appendChild(el('tr', { class: 'rec-frame' },
+      el('td', {}, (f.dir === 'c2s' ? '→ client to server' : '← server to client')),
+      el('td', {}, '+' + Number(f.ms).toFixed(1) + ' ms', f.httpStatus ? ' (HTTP ' + f.httpStatus + ')' : ''),
+      el('td', {}, el('pre', {}, f.data + (f.truncated ? '\n… cut at the size limit (' + f.size + ' bytes)' : '')))));
+  }
+  append(box, [el('h4', {}, 'Frames'), el('table', { class: 'grid frames', id: 'recording-frames' }, tb)]);
+}
+
+function renderReplay(run, state, box) {
+  state.textContent = exitText(run.exitCode);
+  state.className = run.exitCode === 0 ? 'ok' : 'bad';
+  const rep = run.result;
+  if (!rep || !Array.isArray(rep.results)) {
+    append(box, [el('pre', { class: 'error' }, (run.log || []).join('\n'))]);
+    return;
+  }
+  append(box, [el('p', { id: 'replay-counts' }, (rep.clean ? 'clean' : 'differs') + ': ' + rep.matched + ' matched, ' + rep.changed + ' changed, ' +
+    rep.added + ' added, ' + rep.removed + ' removed')]);
+  const tb = el('tbody');
+  for (const r of rep.results) {
+    const changes = (r.changes || []).map((c) => el('div', {}, c.path + ': ' + (c.recorded === undefined ? '(absent)' : JSON.stringify(c.recorded)) +
+      ' → ' + (c.replayed === undefined ? '(absent)' : JSON.stringify(c.replayed))));
+    tb.appendChild(el('tr', { class: 'replay-row', 'data-status': r.status },
+      el('td', { class: r.status === 'matched' ? 'ok' : 'bad' }, r.status), el('td', {}, asText(r.method), ' (id ', JSON.stringify(r.id), ')'),
+      el('td', {}, changes)));
+  }
+  append(box, [el('table', { class: 'grid', id: 'replay-results' }, tb)]);
 }
 
 // ---- history -------------------------------------------------------------------------------
