@@ -89,3 +89,26 @@ func BenchmarkCallToolHTTP(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCallToolHTTPParallel is BenchmarkCallToolHTTP's legacy-era call with 32 callers at
+// once on one session, as a closed-model load run has them: every answer is routed to its
+// waiting call while others are in flight. Allocations and CPU include the in-process server's.
+func BenchmarkCallToolHTTPParallel(b *testing.B) {
+	srv := benchHTTPServer()
+	defer srv.Close()
+	s, err := Open(context.Background(), streamable.Dialer{URL: srv.URL, Connections: 32}, &Options{ProtocolVersion: Version20251125})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	b.SetParallelism(16) // 16 × GOMAXPROCS (2 here) = 32 callers
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.CallTool(context.Background(), "echo", benchArgs, nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -17,6 +17,7 @@ type sendCtx struct {
 
 	mu         sync.Mutex // guards the fields below
 	done       chan struct{}
+	armed      bool // the timer and the parent's watch were started (armLocked)
 	err        error
 	timer      *time.Timer
 	stopParent func() bool
@@ -52,7 +53,7 @@ func (c *sendCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 // Value defers to the parent.
 func (c *sendCtx) Value(key any) any { return c.parent.Value(key) }
 
-// Done arms the deadline and the parent's cancellation on first use.
+// Done makes the channel and arms the deadline and the parent's cancellation on first use.
 func (c *sendCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -64,11 +65,22 @@ func (c *sendCtx) Done() <-chan struct{} {
 		close(c.done)
 		return c.done
 	}
+	c.armLocked()
+	return c.done
+}
+
+// armLocked starts the deadline's timer and the watch on the parent, once, unless the context
+// already ended; c.mu is held. AfterFunc arms without Done: over HTTP nobody waits on the
+// channel, so it is never made.
+func (c *sendCtx) armLocked() {
+	if c.armed || c.err != nil {
+		return
+	}
+	c.armed = true
 	c.timer = time.AfterFunc(time.Until(c.deadline), func() { c.end(context.DeadlineExceeded) })
 	if c.parent.Done() != nil {
 		c.stopParent = context.AfterFunc(c.parent, func() { c.end(c.parent.Err()) })
 	}
-	return c.done
 }
 
 // Err reports why the context ended, checking the clock and the parent when Done was never armed.
@@ -114,8 +126,8 @@ func (c *sendCtx) endLocked(err error) {
 // Done for each of them, which is one goroutine (and its stack) per request in flight for the
 // HTTP transports.
 func (c *sendCtx) AfterFunc(f func()) (stop func() bool) {
-	c.Done() // arm the deadline and the parent's cancellation
 	c.mu.Lock()
+	c.armLocked()
 	a := &c.first
 	if a.f != nil {
 		a = &afterFunc{}

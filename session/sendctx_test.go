@@ -73,6 +73,20 @@ func TestSendCtxAfterFunc(t *testing.T) {
 			t.Fatal("AfterFunc never ran")
 		}
 	})
+	t.Run("makes no Done channel", func(t *testing.T) {
+		// What the HTTP transport does per request: nobody waits on the channel, so AfterFunc
+		// arms the deadline without making it (one allocation per call less).
+		c := newSendCtx(context.Background(), time.Now().Add(time.Hour))
+		defer c.release()
+		stop := c.AfterFunc(func() {})
+		defer stop()
+		c.mu.Lock()
+		made, armed := c.done != nil, c.timer != nil
+		c.mu.Unlock()
+		if made || !armed {
+			t.Errorf("after AfterFunc: Done channel made = %v (want false), deadline armed = %v (want true)", made, armed)
+		}
+	})
 	t.Run("stop prevents it", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			c := newSendCtx(context.Background(), time.Now().Add(time.Hour))

@@ -204,11 +204,12 @@ func (c *Conn) mcpName(tok []byte) []string {
 // context that never ends, and a direct call for a context with its own AfterFunc method (the
 // session's send context), which context.AfterFunc would wrap in another context.
 func afterFunc(ctx context.Context, f func()) (stop func() bool) {
+	if a, ok := ctx.(interface{ AfterFunc(func()) func() bool }); ok {
+		// Asked first: the session's send context then need not make its Done channel.
+		return a.AfterFunc(f)
+	}
 	if ctx.Done() == nil {
 		return neverStarted
-	}
-	if a, ok := ctx.(interface{ AfterFunc(func()) func() bool }); ok {
-		return a.AfterFunc(f)
 	}
 	return context.AfterFunc(ctx, f)
 }
