@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/mcpspec/mcpspec/internal/localguard"
 	"github.com/mcpspec/mcpspec/mcptest/mock"
-	"github.com/mcpspec/mcpspec/session/recording/proxy"
 )
 
 func (a *app) mockCommand() *cli.Command {
@@ -68,7 +68,7 @@ func (a *app) mock(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--listen %q is not host:port", listen), Hint: "e.g. --listen 127.0.0.1:8931"}
 	}
-	if !proxy.IsLoopback(host) && !cmd.Bool("allow-remote") {
+	if !localguard.LoopbackHost(host) && !cmd.Bool("allow-remote") {
 		return &Error{Code: ExitConfig, Msg: fmt.Sprintf("--listen %q is not a loopback address", listen),
 			Hint: "use 127.0.0.1:PORT, or add --allow-remote if others must reach the mock"}
 	}

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/mcpspec/mcpspec/session/recording/proxy"
+	"github.com/mcpspec/mcpspec/internal/localguard"
 	"github.com/mcpspec/mcpspec/session/transport"
 	"github.com/mcpspec/mcpspec/session/transport/linestream"
 )
@@ -80,7 +80,7 @@ const maxBody = transport.MaxFrameSize
 // notification or response with 202; GET is 405 (the mock sends nothing unasked), DELETE 204.
 // A browser's cross-origin request (an Origin that is not loopback) is refused with 403.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if o := r.Header.Get("Origin"); o != "" && !proxy.LoopbackOrigin(o) {
+	if o := r.Header.Get("Origin"); o != "" && !localguard.LoopbackOrigin(o) {
 		http.Error(w, "mock: Origin "+o+" is not a loopback address", http.StatusForbidden)
 		return
 	}

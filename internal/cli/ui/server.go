@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpspec/mcpspec/internal/localguard"
 )
 
 //go:embed assets
@@ -260,7 +261,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, "forbidden: cross-origin request from "+o, http.StatusForbidden)
 			return
 		}
-		if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		if localguard.CrossSite(r) {
 			http.Error(w, "forbidden: cross-site request", http.StatusForbidden)
 			return
 		}
@@ -280,19 +281,18 @@ func (s *Server) hostAllowed(host string) bool {
 
 // originAllowed: the page's own origin, http://HOST.
 func (s *Server) originAllowed(origin, host string) bool {
-	u, err := url.Parse(origin)
-	return err == nil && u.Scheme == "http" && strings.EqualFold(u.Host, host) && s.hostAllowed(u.Host)
+	return localguard.SameOrigin(origin, host) && s.hostAllowed(host)
 }
 
 // authorized requires the token: Authorization: Bearer TOKEN, or ?token= on the event stream
 // alone (EventSource cannot set headers).
 func (s *Server) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok && r.URL.Path == "/api/events" {
-			got, ok = r.URL.Query().Get("token"), true
+		auth := r.Header.Get("Authorization")
+		if auth == "" && r.URL.Path == "/api/events" {
+			auth = "Bearer " + r.URL.Query().Get("token")
 		}
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
+		if !localguard.TokenOK(auth, s.token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpspec ui"`)
 			writeError(w, http.StatusUnauthorized, "missing or wrong token: open the URL mcpspec ui printed (it carries the token)")
 			return

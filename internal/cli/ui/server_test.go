@@ -182,8 +182,8 @@ func TestAddr(t *testing.T) {
 	}
 }
 
-// TestAllowed checks which servers the UI may start: the project's collections', the
-// allowlist's and testserver; nothing else, whatever the page sends.
+// TestAllowed checks the collections the UI lists and that it starts only the servers
+// internal/localguard allows.
 func TestAllowed(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) {
@@ -212,19 +212,13 @@ func TestAllowed(t *testing.T) {
 	if strings.Join(paths, ",") != "a.yaml,sub/b.yaml" {
 		t.Errorf("collections %v, want a.yaml and sub/b.yaml", paths)
 	}
+	// The rules themselves are tested in internal/localguard; here, that the UI uses them.
 	for spec, want := range map[string]bool{
-		"testserver":                                     true,
 		"testserver --hostile-html":                      true,
 		"python3 -m 'my server'":                         true,
-		`python3 -m "my server"`:                         true,
-		"python3 -m my server":                           false,
-		"http://127.0.0.1:9/mcp":                         true,
 		"npx -y @modelcontextprotocol/server-everything": true,
-		"hidden":                         false,
-		"sh -c 'touch /tmp/pwned'":       false,
-		"python3 -m 'my server'; reboot": false,
-		"":                               false,
-		"'unterminated":                  false,
+		"hidden":                   false,
+		"sh -c 'touch /tmp/pwned'": false,
 	} {
 		if got := p.allowed(spec); got != want {
 			t.Errorf("allowed(%q) = %v, want %v", spec, got, want)

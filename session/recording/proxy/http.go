@@ -8,11 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/localguard"
 	"github.com/mcpspec/mcpspec/session/recording"
 	"github.com/mcpspec/mcpspec/session/transport"
 )
@@ -172,7 +172,7 @@ func (h *HTTP) removeLocked(w *waiter) {
 
 // ServeHTTP implements Streamable HTTP's POST, GET and DELETE.
 func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if origin := r.Header.Get("Origin"); origin != "" && !LoopbackOrigin(origin) {
+	if origin := r.Header.Get("Origin"); origin != "" && !localguard.LoopbackOrigin(origin) {
 		http.Error(w, "proxy: Origin "+origin+" is not a loopback address", http.StatusForbidden)
 		return
 	}
@@ -350,25 +350,6 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 	writeJSON(w, status, b)
-}
-
-// LoopbackOrigin reports whether an Origin header names a loopback host (see [IsLoopback]).
-func LoopbackOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	return IsLoopback(u.Hostname())
-}
-
-// IsLoopback reports whether host (a name or an address, without port) is a loopback one:
-// "localhost", 127.0.0.0/8 or ::1.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
 }
 
 // Serve serves h on l until ctx ends or the upstream connection ends, then shuts the server
