@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -51,13 +50,10 @@ func (a *app) proxyCommand() *cli.Command {
 	}
 }
 
-// recordingNameRE is what a recording's name may be: it becomes a file name.
-var recordingNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-
 // recordingPath is DIR/NAME.jsonl for a valid name; a bad name is a config error.
 func recordingPath(dir, name string) (string, error) {
 	name = strings.TrimSuffix(name, recording.Ext)
-	if !recordingNameRE.MatchString(name) {
+	if !recording.ValidName(name) {
 		return "", &Error{Code: ExitConfig, Msg: fmt.Sprintf("recording name %q is not a plain name", name),
 			Hint: "use letters, digits, '.', '_' and '-' (at most 100), starting with a letter or digit"}
 	}

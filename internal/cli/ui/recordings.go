@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/mcpspec/mcpspec/session/recording"
@@ -25,10 +24,6 @@ const (
 func (p *project) recordingsDir() string {
 	return filepath.Join(p.dir, ".mcpspec", "recordings")
 }
-
-// recordingName is what a recording's name may be (as `mcpspec proxy --name` takes it): it
-// becomes a file name.
-var recordingName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
 // listRecordings is GET /api/recordings: `mcpspec record list --json` of the project's
 // recordings directory, run in this process as the other runs are.
@@ -74,7 +69,7 @@ type recordingView struct {
 // direction (the page renders them as text: a server chose what they say).
 func (s *Server) openRecording(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if !recordingName.MatchString(name) {
+	if !recording.ValidName(name) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("recording name %q is not a plain name", name))
 		return
 	}

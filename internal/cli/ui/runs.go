@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpspec/mcpspec/internal/regfile"
+	"github.com/mcpspec/mcpspec/session/recording"
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 
@@ -356,7 +357,7 @@ func (rs *runs) command(req *runRequest, x *run) ([]string, error) {
 		return nil, fmt.Errorf("a %s run needs a server", req.Kind)
 	}
 	if req.Kind == "replay" {
-		if !recordingName.MatchString(req.Recording) {
+		if !recording.ValidName(req.Recording) {
 			return nil, fmt.Errorf("a replay run needs the name of one of this project's recordings, not %q", req.Recording)
 		}
 		return []string{"record", "replay", req.Recording, "--server", req.Server, "--json", "--dir", rs.project.recordingsDir()}, nil
