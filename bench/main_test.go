@@ -19,6 +19,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The mcpspec runs started here keep no run history in the package's directory.
+	os.Setenv("MCPSPEC_NO_HISTORY", "1")
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

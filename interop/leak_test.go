@@ -44,6 +44,9 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	testparallel.Raise(interopParallel)
+	// The mcpspec runs started here (built binary or in process) keep no run history in the
+	// package's directory.
+	os.Setenv("MCPSPEC_NO_HISTORY", "1")
 	code := m.Run()
 	if builtBinaries.dir != "" {
 		os.RemoveAll(builtBinaries.dir)
