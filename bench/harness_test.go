@@ -13,6 +13,7 @@ import (
 // TestHarnessSmoke runs the whole harness with tiny counts so that it cannot rot: every client
 // must complete its calls on every transport and every figure must come out.
 func TestHarnessSmoke(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r, err := Harness(ctx, Config{

@@ -60,6 +60,7 @@ func countAtLeast(l Latencies, d time.Duration) int {
 // and sees it in at most one call per worker. (Bounds that a busy machine cannot break: a late
 // goroutine only makes a latency longer, and a normal call would have to be 700 ms late.)
 func TestOpenSeesTheStall(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const long = 700 * time.Millisecond
 	open := &stallClient{start: time.Now(), from: 200 * time.Millisecond, d: time.Second}

@@ -58,6 +58,7 @@ func TestVersusSmoke(t *testing.T) {
 // TestTruthSmoke runs the latency-truth experiment with a short stall, over stdio and over
 // Streamable HTTP. It needs a testserver that injects delays (the load engine brings the flags).
 func TestTruthSmoke(t *testing.T) {
+	t.Parallel()
 	for _, tr := range []Transport{Stdio, HTTP} {
 		t.Run(string(tr), func(t *testing.T) {
 			t.Parallel()

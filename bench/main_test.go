@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/mcpspec/mcpspec/internal/testparallel"
 )
 
 // The mcpspec binary is built once per test binary, on first use, into a directory removed by
@@ -21,6 +23,9 @@ var (
 func TestMain(m *testing.M) {
 	// The mcpspec runs started here keep no run history in the package's directory.
 	os.Setenv("MCPSPEC_NO_HISTORY", "1")
+	// The smoke tests run tiny counts against child servers and wait on them far more than
+	// they compute: let four overlap.
+	testparallel.Raise(4)
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

@@ -32,6 +32,7 @@ func firstCrash(t *testing.T, seed string, rate float64) int64 {
 // calls in flight Cancelled, and the crash not at all (0 crashes; on a box at load 15–35 the
 // crash gate passed).
 func TestCrashRatePerCallTakenUp(t *testing.T) {
+	t.Parallel()
 	k := firstCrash(t, "7", 0.05)
 	if k < 5 || k > 60 {
 		t.Fatalf("seed 7 crashes at call %d: pick a seed whose first crash is between 5 and 60", k)
@@ -41,6 +42,7 @@ func TestCrashRatePerCallTakenUp(t *testing.T) {
 		{"reaped late", " --crash-linger 300ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := processServer(t, "--crash-rate 0.05 --seed 7 --delay 5ms"+tc.flags)
 			res := runCfg(t, &Config{Server: srv, Rate: 200, Duration: 3 * time.Second, Workload: echoWorkload(), Seed: 1})
 			r := res.Run
@@ -78,6 +80,7 @@ func TestCrashRatePerCallTakenUp(t *testing.T) {
 // The orderly twin: a server that closes its pipes and exits 0 (a shutdown mid-run, not a
 // crash) at the same calls, just as late, left: its calls are Disconnected and lost, no crash.
 func TestCleanExitMidRunIsNoCrash(t *testing.T) {
+	t.Parallel()
 	srv := processServer(t, "--crash-rate 0.05 --seed 7 --delay 5ms --crash-linger 300ms --crash-exit 0")
 	res := runCfg(t, &Config{Server: srv, Rate: 200, Duration: 2 * time.Second, Workload: echoWorkload(), Seed: 1})
 	r := res.Run
@@ -97,6 +100,7 @@ func TestCleanExitMidRunIsNoCrash(t *testing.T) {
 
 // The healthy twin: no crash, nothing lost, the run passes.
 func TestCrashRateHealthy(t *testing.T) {
+	t.Parallel()
 	srv := processServer(t, "--delay 5ms")
 	res := runCfg(t, &Config{Server: srv, Rate: 200, Duration: 2 * time.Second, Workload: echoWorkload(), Seed: 1})
 	r := res.Run

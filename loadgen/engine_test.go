@@ -17,6 +17,7 @@ import (
 )
 
 func TestOpenModelHoldsTheRate(t *testing.T) {
+	t.Parallel()
 	srv, _ := testServer(t, nil)
 	var trace bytes.Buffer
 	res := runCfg(t, &Config{Server: srv, Rate: 200, Duration: 2 * time.Second, Workload: echoWorkload(), Trace: &trace, Seed: 1})
@@ -100,6 +101,7 @@ func TestToolErrorsCount(t *testing.T) {
 // The point of the open model: a server that stalls shows in p99 measured from the intended
 // send time, while a closed model with few workers barely notices (coordinated omission).
 func TestOpenModelSeesTheStallClosedModelHides(t *testing.T) {
+	t.Parallel()
 	// A 2ms answer keeps the closed model's workers from spinning a core (the suite shares it).
 	stall := &mcptest.Options{Stall: mcptest.Stall{After: 500 * time.Millisecond, For: time.Second}, Delay: mcptest.Delay{Fixed: 2 * time.Millisecond}}
 	srvOpen, _ := testServer(t, stall)
@@ -122,6 +124,7 @@ func TestOpenModelSeesTheStallClosedModelHides(t *testing.T) {
 }
 
 func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
+	t.Parallel()
 	srv, _ := testServer(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(700*time.Millisecond, cancel)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpspec/mcpspec/internal/testparallel"
 	"github.com/mcpspec/mcpspec/mcptest"
 	"github.com/mcpspec/mcpspec/session"
 	"github.com/mcpspec/mcpspec/session/serverconn"
@@ -24,6 +25,9 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	// The long tests drive load runs of a few seconds against child servers at a few hundred
+	// calls per second: they wait far more than they compute, so let them overlap.
+	testparallel.Raise(6)
 	os.Exit(m.Run())
 }
 

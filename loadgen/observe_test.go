@@ -125,6 +125,7 @@ func (f *failingSampler) Sample(context.Context) (metrics.ResourceSample, error)
 
 // A run says what it sampled, or why it sampled nothing: never a silent empty.
 func TestSamplingRecorded(t *testing.T) {
+	t.Parallel()
 	srv, _ := testServer(t, nil)
 	base := func() *Config {
 		return &Config{Server: srv, Concurrency: 2, Duration: 700 * time.Millisecond, Workload: echoWorkload(), SampleInterval: 100 * time.Millisecond}

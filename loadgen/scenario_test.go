@@ -15,6 +15,7 @@ import (
 )
 
 func TestRampSteps(t *testing.T) {
+	t.Parallel()
 	srv, _ := testServer(t, nil)
 	r := runCfg(t, &Config{Server: srv, Scenario: Ramp, Rate: 50, Ramp: RampConfig{To: 150, Steps: 3}, Duration: 3 * time.Second, Workload: echoWorkload()}).Run
 	if len(r.Stages) != 3 {
@@ -40,6 +41,7 @@ func TestRampSteps(t *testing.T) {
 }
 
 func TestSpikeClosedModel(t *testing.T) {
+	t.Parallel()
 	srv, b := testServer(t, &mcptest.Options{Delay: mcptest.Delay{Fixed: 20 * time.Millisecond}})
 	r := runCfg(t, &Config{Server: srv, Scenario: Spike, Concurrency: 1, Spike: SpikeConfig{Peak: 8, At: time.Second, For: time.Second}, Duration: 3 * time.Second, Workload: echoWorkload()}).Run
 	if len(r.Stages) != 3 || r.Stages[1].Name != "spike" {
@@ -68,6 +70,7 @@ func (f *fakeSampler) Sample(context.Context) (metrics.ResourceSample, error) {
 // The seam for loadgen/resources and loadgen/leak: a sampler's readings land in metrics.json and
 // the trace, the leak analyzer's verdict too, and memory thresholds are judged on them.
 func TestResourceSamplingSeam(t *testing.T) {
+	t.Parallel()
 	srv, _ := testServer(t, nil)
 	var trace bytes.Buffer
 	var gotFirst *serverconn.Conn

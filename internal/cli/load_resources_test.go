@@ -144,6 +144,7 @@ func metricsEndpoint(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // A remote server is sampled through its /metrics, from the flag or the collection's
 // load.resources block; without a source it is not sampled, and the run says why.
 func TestLoadRemoteResources(t *testing.T) {
+	t.Parallel()
 	mcp := mcptest.NewServer(nil)
 	t.Cleanup(mcp.Close)
 	prom, scrapes := metricsEndpoint(t)

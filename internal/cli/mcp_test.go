@@ -95,6 +95,7 @@ func checkMCPTools(t *testing.T, ctx context.Context, s *mcp.ClientSession) {
 // found (a verdict, not a tool error), and the
 // refusals (a server outside the allowlist, a path outside the working directory, a bound).
 func TestMCPServerStdio(t *testing.T) {
+	t.Parallel()
 	exe, err := exec.LookPath("mcpspec")
 	if err != nil {
 		t.Fatalf("mcpspec not installed by TestMain: %v", err)
@@ -183,6 +184,7 @@ func TestMCPServerStdio(t *testing.T) {
 // it get 401, with a foreign Origin or Host 403; the go-sdk client with the token lists and calls
 // the tools. A non-loopback --listen is refused (exit 3).
 func TestMCPServerHTTP(t *testing.T) {
+	t.Parallel()
 	exe, err := exec.LookPath("mcpspec")
 	if err != nil {
 		t.Fatalf("mcpspec not installed by TestMain: %v", err)

@@ -47,6 +47,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // and its --json output, piped, parses. Before the fix every invocation stalled 5 s on a
 // terminal query and wrote ESC]11;? ESC[6n first.
 func TestVerbsUnderPseudoTerminal(t *testing.T) {
+	t.Parallel()
 	bin, err := exec.LookPath("mcpspec")
 	if err != nil {
 		t.Fatalf("mcpspec is not on PATH (TestMain puts it there): %v", err)
@@ -135,6 +136,7 @@ func TestVerbsUnderPseudoTerminal(t *testing.T) {
 // shows the live view, which clears every line it redraws. Before the fix it asked the
 // masking writer over stderr, never a terminal, and printed plain lines.
 func TestLoadLiveViewUnderPseudoTerminal(t *testing.T) {
+	t.Parallel()
 	bin, err := exec.LookPath("mcpspec")
 	if err != nil {
 		t.Fatalf("mcpspec is not on PATH: %v", err)

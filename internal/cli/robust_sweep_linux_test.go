@@ -36,6 +36,7 @@ type sweepCase struct {
 // that misbehave in every way we know. The runs go sweepParallel at a time and are judged one
 // by one, each against its own start.
 func TestNoInputCrashesUs(t *testing.T) {
+	t.Parallel()
 	var cases []sweepCase
 	cases = append(cases, flagCases()...)
 	cases = append(cases, collectionCases()...)

@@ -85,6 +85,7 @@ tests:
 // piece of the secret is in any report, on stdout or stderr, in latest.json or in the saved
 // baseline.
 func TestSecretsNeverReachOutputs(t *testing.T) {
+	t.Parallel()
 	exe, err := exec.LookPath("mcpspec")
 	if err != nil {
 		t.Fatalf("mcpspec not installed by TestMain: %v", err)
