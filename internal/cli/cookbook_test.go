@@ -42,7 +42,7 @@ func TestCookbookCovered(t *testing.T) {
 			case len(args) == 4 && args[0] == "readme":
 				lang, text = args[1], args[2]
 				if lang == "sh" && !ranLater(script[i+1:], args[3]) {
-					t.Errorf("%s:%d: %s is written but never run (exec … sh %s)", name, i+1, args[3], args[3])
+					t.Errorf("%s:%d: %s is written but never run (exec or expect-exit … sh %s)", name, i+1, args[3], args[3])
 				}
 			case len(args) == 2 && args[0] == "readmeout":
 				lang, text = "text", args[1]
@@ -76,7 +76,7 @@ func TestCookbookCovered(t *testing.T) {
 func ranLater(lines []string, file string) bool {
 	for _, l := range lines {
 		args := scriptArgs(l)
-		if len(args) >= 3 && args[0] == "exec" && args[len(args)-2] == "sh" && args[len(args)-1] == file {
+		if len(args) >= 3 && (args[0] == "exec" || args[0] == "expect-exit") && args[len(args)-2] == "sh" && args[len(args)-1] == file {
 			return true
 		}
 	}

@@ -23,12 +23,11 @@ import (
 	"github.com/mcpspec/mcpspec/session/transport/spec"
 )
 
-// TestMain registers the commands the scripts run as real processes: mcpspec itself (this test
-// binary dispatching on its name, so scripts run the real binary) and expect-exit.
+// TestMain registers the command the scripts run as a real process: mcpspec itself (this test
+// binary dispatching on its name, so scripts run the real binary).
 func TestMain(m *testing.M) {
 	testscript.Main(raised{m}, map[string]func(){
-		"mcpspec":     Main,
-		"expect-exit": expectExit,
+		"mcpspec": Main,
 	})
 }
 
@@ -44,36 +43,31 @@ func (r raised) Run() int {
 	return r.m.Run()
 }
 
-// expectExit is `expect-exit CODE PROGRAM ARGS…`: it runs the program with the same stdio and
-// exits 0 when the program exited with CODE, 1 otherwise, so scripts can check exact exit codes
-// and still match the program's stdout and stderr.
-func expectExit() {
-	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: expect-exit CODE PROGRAM [ARGS…]")
-		os.Exit(2)
+// cmdExpectExit is `expect-exit CODE PROGRAM ARGS…`: it runs the program as exec does (its
+// stdout and stderr are then what the script matches) and fails unless it exited with CODE,
+// so scripts check exact exit codes. It runs in the test process: as a wrapper process of its
+// own (this test binary again) it cost every checked command one more start of a 55 MB
+// binary, about 30 ms of CPU, 400 times per run of the scripts.
+func cmdExpectExit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: expect-exit CODE PROGRAM [ARGS…]")
 	}
-	want, err := strconv.Atoi(os.Args[1])
+	want, err := strconv.Atoi(args[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "expect-exit: bad code %q\n", os.Args[1])
-		os.Exit(2)
+		ts.Fatalf("expect-exit: bad code %q", args[0])
 	}
-	cmd := exec.Command(os.Args[2], os.Args[3:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err = cmd.Run()
+	err = ts.Exec(args[1], args[2:]...)
 	got := 0
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		got = ee.ExitCode()
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "expect-exit: %v\n", err)
-		os.Exit(1)
+		ts.Fatalf("expect-exit: %v", err)
 	}
 	if got != want {
-		fmt.Fprintf(os.Stderr, "expect-exit: %s exited with %d, want %d\n", os.Args[2], got, want)
-		os.Exit(1)
+		ts.Fatalf("expect-exit: %s exited with %d, want %d", args[1], got, want)
 	}
-	os.Exit(0)
 }
 
 // TestScripts runs testdata/script/*.txtar against the real mcpspec binary.
@@ -84,10 +78,11 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       golden.Update(),
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"serve":     cmdServe,
-			"serveweb":  cmdServeWeb,
-			"readme":    cmdReadme,
-			"readmeout": cmdReadmeOut,
+			"expect-exit": cmdExpectExit,
+			"serve":       cmdServe,
+			"serveweb":    cmdServeWeb,
+			"readme":      cmdReadme,
+			"readmeout":   cmdReadmeOut,
 		},
 		Condition: func(cond string) (bool, error) {
 			name, ok := strings.CutPrefix(cond, "transport:")
