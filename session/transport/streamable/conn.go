@@ -54,6 +54,11 @@ type Conn struct {
 	// nameHeader is the last Mcp-Name value sent, shared by the requests that send it again;
 	// never modified.
 	nameHeader atomic.Pointer[[1]string]
+	// postHeader is the header of the last POST without extra fields, for the next like it.
+	postHeader atomic.Pointer[postHeader]
+	// blank is a POST to the endpoint with no context, header or body, which every request
+	// copies (see [Conn.request]); nil when the URL does not make one.
+	blank *http.Request
 
 	closeOnce sync.Once
 	closeErr  error
@@ -69,6 +74,10 @@ func newConn(d Dialer) *Conn {
 		c.client, c.ownClient = NewClient(d.Connections), true
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if blank, err := http.NewRequest(http.MethodPost, d.URL, nil); err == nil {
+		blank.Header = nil
+		c.blank = blank
+	}
 	return c
 }
 
@@ -155,28 +164,77 @@ var (
 	acceptBoth      = []string{"application/json, text/event-stream"}
 )
 
-// newRequest builds a request with the custom headers, the session and the version.
+// newRequest builds a request with the custom headers, the session and the version, in a
+// header of its own.
 func (c *Conn) newRequest(ctx context.Context, method string, body []byte) (*http.Request, string, error) {
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.d.URL, r)
+	req, err := c.request(ctx, method, body)
 	if err != nil {
 		return nil, "", err
 	}
-	h := req.Header
+	sid, sidHeader, versionHeader := c.headers()
+	req.Header = c.header(sidHeader, versionHeader, 0)
+	return req, sid, nil
+}
+
+// header returns a new header holding the custom headers, the session's and the version's
+// values, with room for n more.
+func (c *Conn) header(sidHeader, versionHeader []string, n int) http.Header {
+	h := make(http.Header, len(c.d.Header)+2+n)
 	for k, vs := range c.d.Header {
 		h[k] = vs
 	}
-	sid, sidHeader, versionHeader := c.headers()
 	if sidHeader != nil {
 		h["Mcp-Session-Id"] = sidHeader
 	}
 	if versionHeader != nil {
 		h["Mcp-Protocol-Version"] = versionHeader
 	}
-	return req, sid, nil
+	return h
+}
+
+// request returns a request to the endpoint under ctx carrying body (none for nil), with a nil
+// Header for the caller to set. It is a copy of c.blank, whose URL was parsed once when the
+// Conn was made (requests share it: net/http never modifies a request's URL, and
+// [http.Request.WithContext] shares it the same way); without c.blank, a request from
+// http.NewRequestWithContext.
+func (c *Conn) request(ctx context.Context, method string, body []byte) (*http.Request, error) {
+	if c.blank == nil {
+		var r io.Reader
+		if body != nil {
+			r = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, c.d.URL, r)
+		if err == nil {
+			req.Header = nil
+		}
+		return req, err
+	}
+	req := c.blank.WithContext(ctx)
+	req.Method = method
+	switch {
+	case len(body) > 0:
+		// What http.NewRequest does with a *bytes.Reader.
+		req.ContentLength = int64(len(body))
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	case body != nil:
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	return req, nil
+}
+
+// postHeader is the whole header of the POSTs that send no extra field: shared by those that
+// send the same session, version, method and name values (compared by identity: the Conn and
+// the envelope replace those slices, never modify them). Read-only once stored.
+type postHeader struct {
+	sid, version, method, name []string
+	h                          http.Header
+}
+
+// same reports whether a and b are the same shared value (both nil, or the same slice).
+func same(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // mcpName returns the shared Mcp-Name value for a raw string token, or nil when its value
@@ -274,26 +332,42 @@ func (c *Conn) newPost(ctx context.Context, p *post, frame []byte, extra http.He
 	p.reqCtx, p.cancelReq = context.WithCancel(c.ctx)
 	p.stop = afterFunc(ctx, p.cancelReq)
 	p.f = c.track(p.env, p.cancelReq)
-	req, sid, err := c.newRequest(p.reqCtx, http.MethodPost, frame)
+	req, err := c.request(p.reqCtx, http.MethodPost, frame)
 	if err != nil {
 		c.end(p)
 		return nil, fmt.Errorf("streamable: POST: %w", err)
 	}
+	sid, sidHeader, versionHeader := c.headers()
 	p.sid = sid
-	h := req.Header
+	method := p.env.methodHeader
+	if method == nil && p.env.Method != "" && headerSafe(p.env.Method) {
+		method = []string{p.env.Method}
+	}
+	name := c.mcpName(p.env.nameToken())
+	if extra == nil {
+		// The same tool called over and over sends the same header every time.
+		if ph := c.postHeader.Load(); ph != nil && same(ph.sid, sidHeader) && same(ph.version, versionHeader) &&
+			same(ph.method, method) && same(ph.name, name) {
+			req.Header = ph.h
+			return req, nil
+		}
+	}
+	h := c.header(sidHeader, versionHeader, 4+len(extra))
 	h["Content-Type"] = contentTypeJSON
 	h["Accept"] = acceptBoth
-	if p.env.methodHeader != nil {
-		h["Mcp-Method"] = p.env.methodHeader
-	} else if p.env.Method != "" && headerSafe(p.env.Method) {
-		h["Mcp-Method"] = []string{p.env.Method}
+	if method != nil {
+		h["Mcp-Method"] = method
 	}
-	if name := c.mcpName(p.env.nameToken()); name != nil {
+	if name != nil {
 		h["Mcp-Name"] = name
 	}
 	for k, vs := range extra {
 		h[k] = vs
 	}
+	if extra == nil {
+		c.postHeader.Store(&postHeader{sid: sidHeader, version: versionHeader, method: method, name: name, h: h})
+	}
+	req.Header = h
 	return req, nil
 }
 
