@@ -69,19 +69,45 @@ type cliRun struct {
 // environment, by which the test checks afterwards that no such process is left.
 func runCLI(t *testing.T, limit time.Duration, args ...string) cliRun {
 	t.Helper()
+	return startCLI(t, limit, args...)(t)
+}
+
+// startCLI is runCLI begun now, in the background, and judged later: the returned function
+// waits for the run and makes runCLI's checks (the bound kept, no process left behind) on
+// the test it is given. A test that starts a long, mostly waiting run this way before its
+// parallel subtests queue for a slot does not leave it to start last. t waits for the run
+// before its cleanup, whether or not it was judged.
+func startCLI(t *testing.T, limit time.Duration, args ...string) func(*testing.T) cliRun {
+	t.Helper()
 	marker := newMarker()
 	if i := slices.Index(args, "--server"); i >= 0 && i+1 < len(args) && !strings.HasPrefix(args[i+1], "http") {
 		args = append(args, "--server-env", markerVar+"="+marker)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	code := cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: t.TempDir(), NoHistory: true})
-	if ctx.Err() != nil {
-		t.Errorf("mcpspec %s outlived its %v bound", args[0], limit)
+	tmp := t.TempDir()
+	type result struct {
+		run      cliRun
+		outlived bool
 	}
-	assertNoMarkedProcesses(t, marker)
-	return cliRun{code: code, stdout: stdout.Bytes(), stderr: stderr.String()}
+	done := make(chan result, 1)
+	finished := make(chan struct{})
+	t.Cleanup(func() { <-finished })
+	go func() {
+		defer close(finished)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		code := cli.Run(ctx, append([]string{"mcpspec"}, args...), &cli.IO{Stdin: bytes.NewReader(nil), Stdout: &stdout, Stderr: &stderr, TempDir: tmp, NoHistory: true})
+		done <- result{cliRun{code: code, stdout: stdout.Bytes(), stderr: stderr.String()}, ctx.Err() != nil}
+	}()
+	return func(t *testing.T) cliRun {
+		t.Helper()
+		r := <-done
+		if r.outlived {
+			t.Errorf("mcpspec %s outlived its %v bound", args[0], limit)
+		}
+		assertNoMarkedProcesses(t, marker)
+		return r.run
+	}
 }
 
 // decode reads the run's --json report into v, failing the test with its stderr otherwise.

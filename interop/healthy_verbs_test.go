@@ -65,9 +65,14 @@ func TestHealthyPeersPassEveryVerb(t *testing.T) {
 	// in its working directory).
 	exe := buildMcpspec(t)
 	for _, p := range peers {
+		// Each peer's deadlock probe, the longest verb (about a minute on server-everything,
+		// which waits out its slow tools), starts now rather than when its subtest gets one of
+		// the package's parallel slots: queued behind the package's other tests it began last
+		// and ended the run a minute after everything else. It mostly waits.
+		deadlock := startCLI(t, healthyVerbBound, p.verbArgs(t, t.TempDir(), []string{"deadlock", "--quiet"})...)
 		t.Run("verbs/"+p.name, func(t *testing.T) {
 			t.Parallel()
-			runHealthyVerbs(t, p)
+			runHealthyVerbs(t, p, deadlock)
 		})
 		t.Run("test/"+p.name, func(t *testing.T) {
 			t.Parallel()
@@ -80,8 +85,9 @@ func TestHealthyPeersPassEveryVerb(t *testing.T) {
 }
 
 // runHealthyVerbs runs each verb with its defaults against p, side by side (each its own
-// subtest), and wants exit 0 from each.
-func runHealthyVerbs(t *testing.T, p healthyPeer) {
+// subtest), and wants exit 0 from each. The deadlock probe was started by the caller: its
+// subtest judges it.
+func runHealthyVerbs(t *testing.T, p healthyPeer, deadlock func(*testing.T) cliRun) {
 	dir := t.TempDir()
 	// The longest first: parallel tests start in the order they are registered.
 	verbs := [][]string{
@@ -101,22 +107,33 @@ func runHealthyVerbs(t *testing.T, p healthyPeer) {
 	for i, v := range verbs {
 		t.Run(v[0], func(t *testing.T) {
 			t.Parallel()
-			args := []string{v[0], "--server", p.specFor(t)}
-			if p.env != nil {
+			var r cliRun
+			if v[0] == "deadlock" {
+				r = deadlock(t)
+			} else {
 				own := filepath.Join(dir, strconv.Itoa(i))
 				if err := os.Mkdir(own, 0o700); err != nil {
 					t.Fatal(err)
 				}
-				for _, kv := range p.env(own) {
-					args = append(args, "--server-env", kv)
-				}
+				r = runCLI(t, healthyVerbBound, p.verbArgs(t, own, v)...)
 			}
-			r := runCLI(t, healthyVerbBound, append(args, v[1:]...)...)
 			if r.code != cli.ExitOK {
 				t.Errorf("mcpspec %s: exit %d, want 0 (a false alarm on a healthy server)\nstdout: %.6000s\nstderr: %.3000s", v[0], r.code, r.stdout, r.stderr)
 			}
 		})
 	}
+}
+
+// verbArgs is the command line of verb v (its name and flags) against p: its --server, and
+// the --server-env p gives a server started with dir, a fresh directory of the run's.
+func (p healthyPeer) verbArgs(t *testing.T, dir string, v []string) []string {
+	args := []string{v[0], "--server", p.specFor(t)}
+	if p.env != nil {
+		for _, kv := range p.env(dir) {
+			args = append(args, "--server-env", kv)
+		}
+	}
+	return append(args, v[1:]...)
 }
 
 // writeHealthyCollection writes a minimal collection: the peer's harmless call, expected to
