@@ -148,8 +148,12 @@ func TestLoadRemoteResources(t *testing.T) {
 	mcp := mcptest.NewServer(nil)
 	t.Cleanup(mcp.Close)
 	prom, scrapes := metricsEndpoint(t)
+	// The endpoint's RSS grows 1 MiB per scrape whatever the calls, so the leak verdict
+	// depends on how many calls a busy machine fits between two scrapes (~30 at load 6: 34 KiB
+	// per call, a leak however few the calls; hundreds on a quiet one: indeterminate). What is
+	// checked here is the sampling, not the verdict: the leak gate is off.
 	base := []string{"--server", mcp.URL, "--concurrency", "2", "--duration", "1200ms", "--iterations", "2000", "--tool", "echo", "--args", `{"text":"x"}`,
-		"--sample-interval", "100ms", "--progress", "off"}
+		"--sample-interval", "100ms", "--progress", "off", "--no-gate", "leak"}
 	check := func(t *testing.T, o loadOut) {
 		t.Helper()
 		if o.code != ExitOK || o.run == nil {
@@ -183,7 +187,7 @@ func TestLoadRemoteResources(t *testing.T) {
 		if err := os.WriteFile(col, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		check(t, runLoadCLI(t, col, "--var", "prom="+prom.URL, "--progress", "off"))
+		check(t, runLoadCLI(t, col, "--var", "prom="+prom.URL, "--progress", "off", "--no-gate", "leak"))
 	})
 	t.Run("no source", func(t *testing.T) {
 		o := runLoadCLI(t, base...)
